@@ -1,0 +1,13 @@
+# dcuda_warnings(target): the warning set every target of this project builds with.
+function(dcuda_warnings target)
+  set(cxx_flags -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  if(DCUDA_WARNINGS_AS_ERRORS)
+    list(APPEND cxx_flags -Werror)
+  endif()
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${cxx_flags}>)
+  set(cuda_flags -Xcompiler=-Wall,-Wextra)
+  if(DCUDA_WARNINGS_AS_ERRORS)
+    list(APPEND cuda_flags -Werror=all-warnings)
+  endif()
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${cuda_flags}>)
+endfunction()

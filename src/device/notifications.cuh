@@ -1,0 +1,68 @@
+// dcuda_test_notifications / dcuda_wait_notifications (thesis listing 4.2). Thread 0 reads the
+// arrival counters with acquire, so once it has seen enough, the data the notifying ranks put
+// before their release is visible to it, and through the block barrier to all threads.
+#pragma once
+
+#include "device/rank.cuh"
+#include "protocol/notification_counters.h"
+
+namespace dcuda::device {
+
+__device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
+  const dcuda_context* ctx = gst.ctx;
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  std::uint32_t arrived =
+      protocol::device_atomic<std::uint32_t>(ctx->device_notifications[index])
+          .load(cuda::memory_order_acquire);
+  // Counters written by the host proxy are only read when other processes exist: a read of
+  // host memory costs a PCIe round trip.
+  if (ctx->process_count > 1) {
+    arrived += protocol::system_atomic<std::uint32_t>(ctx->host_notifications[index])
+                   .load(cuda::memory_order_acquire);
+  }
+  return arrived;
+}
+
+__device__ inline void check_notification_args(const dcuda_state& gst, protocol::call call,
+                                               int tag, int count) {
+  check_tag(gst, call, tag);
+  if (count < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, count);
+}
+
+}  // namespace dcuda::device
+
+__device__ inline int dcuda_test_notifications(dcuda_state& gst, int tag, int count) {
+  using namespace dcuda;
+  device::enter_collective(gst.ctx, protocol::call::test_notifications);
+  device::check_notification_args(gst, protocol::call::test_notifications, tag, count);
+  if (threadIdx.x == 0) {
+    const auto needed = static_cast<std::uint32_t>(count);
+    const bool ready = protocol::notifications_available(device::arrived_notifications(gst, tag),
+                                                         gst.consumed[tag], needed);
+    if (ready) gst.consumed[tag] += needed;
+    gst.broadcast = ready ? 1 : 0;
+  }
+  __syncthreads();
+  return gst.broadcast;
+}
+
+__device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int count) {
+  using namespace dcuda;
+  device::enter_collective(gst.ctx, protocol::call::wait_notifications);
+  device::check_notification_args(gst, protocol::call::wait_notifications, tag, count);
+  if (threadIdx.x == 0) {
+    const auto needed = static_cast<std::uint32_t>(count);
+    const std::uint32_t consumed = gst.consumed[tag];
+    device::spin_until(gst,
+                       device::wait_description{protocol::call::wait_notifications,
+                                                protocol::wait_kind::notifications, tag, needed},
+                       [&](std::uint32_t& available) {
+                         const std::uint32_t arrived = device::arrived_notifications(gst, tag);
+                         available = protocol::notifications_pending(arrived, consumed);
+                         return protocol::notifications_available(arrived, consumed, needed);
+                       });
+    gst.consumed[tag] = consumed + needed;
+  }
+  __syncthreads();
+}

@@ -1,0 +1,137 @@
+// Start and end of a rank, communicators, and the barrier over DCUDA_COMM_DEVICE (thesis
+// listing 3.4 and dcuda_comm_barrier of listing 3.5).
+#pragma once
+
+#include "device/collective.cuh"
+#include "device/spin_wait.cuh"
+#include "protocol/barrier.h"
+
+using dcuda_context_handle = dcuda_context*;
+using dcuda_comm = int;
+#define DCUDA_COMM_WORLD 0
+#define DCUDA_COMM_DEVICE 1
+
+namespace dcuda::device {
+
+__device__ inline bool valid_comm(dcuda_comm comm) {
+  return comm == DCUDA_COMM_WORLD || comm == DCUDA_COMM_DEVICE;
+}
+
+__device__ inline void check_comm(const dcuda_state& gst, protocol::call call, dcuda_comm comm) {
+  if (!valid_comm(comm)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_communicator, comm);
+  }
+}
+
+__device__ inline int comm_size(const dcuda_state& gst, dcuda_comm comm) {
+  return comm == DCUDA_COMM_WORLD ? gst.ctx->world_size : gst.ctx->device_ranks;
+}
+
+// Rank index within `comm` -> block index on this GPU. With one process per run (the only case
+// until the multi-process transport lands) every world rank lives on this GPU.
+__device__ inline int device_rank_of(const dcuda_state& gst, dcuda_comm comm, int rank) {
+  return comm == DCUDA_COMM_WORLD ? rank - gst.ctx->rank_start : rank;
+}
+
+__device__ inline void check_rank(const dcuda_state& gst, protocol::call call, dcuda_comm comm,
+                                  int rank) {
+  const int size = comm_size(gst, comm);
+  if (rank < 0 || rank >= size) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::rank_out_of_range, rank, size, comm);
+  }
+}
+
+__device__ inline void check_tag(const dcuda_state& gst, protocol::call call, int tag) {
+  if (tag < 0 || tag >= protocol::tag_count) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::tag_out_of_range, tag);
+  }
+}
+
+// Barrier of all ranks of this GPU; called after enter_collective.
+__device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
+  if (threadIdx.x == 0) {
+    const dcuda_context* ctx = gst.ctx;
+    const std::uint32_t episode = ++gst.barrier_episode;
+    const auto participants = static_cast<std::uint32_t>(ctx->device_ranks);
+    // Release: the block's writes (ordered before thread 0 by the entry barrier) are visible to
+    // every rank that observes the arrival.
+    protocol::device_atomic<std::uint32_t>(*ctx->barrier_arrivals)
+        .fetch_add(1u, cuda::memory_order_acq_rel);
+    const std::uint32_t target = protocol::barrier_target(episode, participants);
+    spin_until(gst,
+               wait_description{call, protocol::wait_kind::barrier,
+                                static_cast<std::int32_t>(episode), participants},
+               [&](std::uint32_t& arrived) {
+                 const std::uint32_t now = protocol::device_atomic<std::uint32_t>(
+                                               *ctx->barrier_arrivals)
+                                               .load(cuda::memory_order_acquire);
+                 arrived = participants - protocol::barrier_missing(now, episode, participants);
+                 return protocol::reached(now, target);
+               });
+  }
+  __syncthreads();
+}
+
+}  // namespace dcuda::device
+
+__device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& gst) {
+  using namespace dcuda;
+  const int world_rank = dcuda->rank_start + static_cast<int>(blockIdx.x);
+  if (!__isShared(&gst)) {
+    device::fail(dcuda, world_rank, protocol::call::gpu_init,
+                 protocol::error_code::not_in_shared_memory,
+                 static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(&gst)));
+  }
+  device::enter_collective(dcuda, protocol::call::gpu_init);
+  if (threadIdx.x == 0) {
+    gst.ctx = dcuda;
+    gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
+    gst.world_rank = world_rank;
+    gst.barrier_episode = 0;
+    gst.windows_in_use = 0;
+    gst.acks_requested = 0;
+    gst.waits_published = 0;
+    gst.record_writes = 0;
+    gst.broadcast = 0;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < protocol::tag_count; i += blockDim.x) {
+    gst.consumed[i] = 0;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
+    gst.generation[i] = 0;
+  }
+  __syncthreads();
+  device::device_barrier(gst, protocol::call::gpu_init);
+}
+
+__device__ inline void dcuda_gpu_finish(dcuda_state& gst) {
+  using namespace dcuda;
+  device::enter_collective(gst.ctx, protocol::call::gpu_finish);
+  device::device_barrier(gst, protocol::call::gpu_finish);
+  if (threadIdx.x == 0) {
+    device::write_wait_record(
+        gst, device::wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0},
+        0, gst.waits_published);
+  }
+}
+
+__device__ inline void dcuda_get_data(dcuda_state& gst, void** gpu_data) {
+  *gpu_data = gst.ctx->user_data;
+}
+
+__device__ inline void dcuda_comm_size(dcuda_state& gst, dcuda_comm comm, int* size) {
+  dcuda::device::check_comm(gst, dcuda::protocol::call::comm_size, comm);
+  *size = dcuda::device::comm_size(gst, comm);
+}
+
+__device__ inline void dcuda_comm_rank(dcuda_state& gst, dcuda_comm comm, int* rank) {
+  dcuda::device::check_comm(gst, dcuda::protocol::call::comm_rank, comm);
+  *rank = comm == DCUDA_COMM_WORLD ? gst.world_rank : gst.device_rank;
+}
+
+__device__ inline void dcuda_comm_barrier(dcuda_state& gst, dcuda_comm comm) {
+  using namespace dcuda;
+  device::enter_collective(gst.ctx, protocol::call::comm_barrier);
+  device::check_comm(gst, protocol::call::comm_barrier, comm);
+  device::device_barrier(gst, protocol::call::comm_barrier);
+}

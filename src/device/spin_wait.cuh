@@ -1,0 +1,70 @@
+// The one loop every dcuda wait goes through. Its fast path is a single check. A wait that spins
+// longer than ctx->report_wait_after_ns publishes what it waits for (the rank's wait_record in
+// host memory), refreshes it when it makes partial progress, and stops the kernel when the host
+// watchdog asks: no wait in dcuda can hang without the host being able to say why.
+#pragma once
+
+#include "device/clock.cuh"
+#include "device/state.cuh"
+
+namespace dcuda::device {
+
+struct wait_description {
+  protocol::call call;
+  protocol::wait_kind kind;
+  std::int32_t detail;
+  std::uint32_t needed;
+};
+
+__device__ inline void write_wait_record(dcuda_state& gst, const wait_description& what,
+                                         std::uint32_t available, std::uint32_t started) {
+  protocol::wait_record& record = gst.ctx->wait_records[gst.device_rank];
+  volatile protocol::wait_record& fields = record;
+  fields.kind = static_cast<std::uint32_t>(what.kind);
+  fields.call_id = static_cast<std::uint32_t>(what.call);
+  fields.detail = what.detail;
+  fields.needed = what.needed;
+  fields.available = available;
+  fields.started = started;
+  // A plain release store, not an atomic add: only this thread writes the record, and atomic
+  // read-modify-writes on host memory depend on the PCIe platform.
+  protocol::system_atomic<std::uint32_t>(record.version)
+      .store(++gst.record_writes, cuda::memory_order_release);
+}
+
+// Called by thread 0 of the rank only (it owns the rank's wait_record).
+// `check(available)` returns true when the wait is over and sets `available` for diagnostics.
+template <typename Check>
+__device__ inline void spin_until(dcuda_state& gst, const wait_description& what, Check&& check) {
+  std::uint32_t available = 0;
+  if (check(available)) return;
+
+  const dcuda_context* ctx = gst.ctx;
+  const std::uint64_t start = global_time_ns();
+  std::uint64_t last_publish = 0;
+  std::uint32_t published_available = 0;
+  bool published = false;
+  for (std::uint32_t spins = 1;; ++spins) {
+    if (check(available)) break;
+    if ((spins & 1023u) != 0u) continue;
+    const std::uint64_t now = global_time_ns();
+    if (now - start < ctx->report_wait_after_ns) continue;
+    if (!published || available != published_available || now - last_publish > 100000000ull) {
+      if (!published) ++gst.waits_published;
+      write_wait_record(gst, what, available, gst.waits_published);
+      published = true;
+      published_available = available;
+      last_publish = now;
+    }
+    if (protocol::system_atomic<std::uint32_t>(*ctx->abort_requested)
+            .load(cuda::memory_order_relaxed) != 0u) {
+      __trap();  // the host has printed who waits for what; end the kernel
+    }
+  }
+  if (published) {
+    write_wait_record(gst, wait_description{what.call, protocol::wait_kind::none, 0, 0}, 0,
+                      gst.waits_published);
+  }
+}
+
+}  // namespace dcuda::device

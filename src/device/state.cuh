@@ -1,0 +1,21 @@
+// dcuda_state: the per-rank state the thesis puts in shared memory (listing 3.2,
+// `__shared__ dcuda_state gst;`). Only thread 0 of the rank writes it, always before a block
+// barrier, so the other threads read it without atomics.
+#pragma once
+
+#include "protocol/device_context.h"
+#include "protocol/limits.h"
+
+struct dcuda_state {
+  const dcuda_context* ctx;
+  std::int32_t device_rank;          // blockIdx.x
+  std::int32_t world_rank;           // rank_start + blockIdx.x
+  std::uint32_t barrier_episode;     // DCUDA_COMM_DEVICE barriers this rank has entered
+  std::uint32_t windows_in_use;      // bit per window slot
+  std::uint32_t acks_requested;      // host round trips this rank has started
+  std::uint32_t waits_published;     // waits this rank has reported as long
+  std::uint32_t record_writes;       // stores of its wait_record (its version field)
+  std::int32_t broadcast;            // result thread 0 hands to the block
+  std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
+  std::uint32_t consumed[dcuda::protocol::tag_count];      // notifications consumed per tag
+};

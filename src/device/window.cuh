@@ -1,0 +1,71 @@
+// dcuda_win_create / dcuda_win_free (thesis listing 3.5) and the checks every window operation
+// makes on its handle.
+#pragma once
+
+#include "device/rank.cuh"
+
+using dcuda_win = int;
+#define DCUDA_WIN_NONE (-1)
+
+namespace dcuda::device {
+
+__device__ inline protocol::window_entry& window_of(const dcuda_state& gst, int slot,
+                                                          int device_rank) {
+  return gst.ctx->windows[protocol::window_index(slot, static_cast<std::uint32_t>(device_rank),
+                                                 static_cast<std::uint32_t>(
+                                                     gst.ctx->device_ranks))];
+}
+
+// The caller's own entry of a window it holds a valid handle for; fails otherwise.
+__device__ inline const protocol::window_entry& checked_window(const dcuda_state& gst,
+                                                               protocol::call call,
+                                                               dcuda_win win) {
+  const int slot = protocol::window_slot(win);
+  if (!protocol::window_handle_well_formed(win) || (gst.windows_in_use & (1u << slot)) == 0u ||
+      gst.generation[slot] != protocol::window_generation(win)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_window, win);
+  }
+  return window_of(gst, slot, gst.device_rank);
+}
+
+}  // namespace dcuda::device
+
+__device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void* winbase,
+                                        int size, dcuda_win* win) {
+  using namespace dcuda;
+  device::enter_collective(gst.ctx, protocol::call::win_create);
+  device::check_comm(gst, protocol::call::win_create, comm);
+  if (size < 0) {
+    device::fail(gst.ctx, gst.world_rank, protocol::call::win_create,
+                 protocol::error_code::negative_size, size);
+  }
+  // Every rank makes the same sequence of collective window calls, so every rank finds the same
+  // free slot in its own mask: the handle needs no exchange.
+  const int slot = protocol::lowest_free_slot(gst.windows_in_use);
+  if (slot >= 0 && threadIdx.x == 0) {
+    const std::uint32_t generation = protocol::next_generation(gst.generation[slot]);
+    gst.generation[slot] = generation;
+    gst.windows_in_use |= 1u << slot;
+    protocol::window_entry& entry = device::window_of(gst, slot, gst.device_rank);
+    entry.base = reinterpret_cast<std::uint64_t>(winbase);
+    entry.size = static_cast<std::uint64_t>(size);
+    entry.comm = comm;
+    entry.generation = generation;  // published to other ranks by the barrier's release
+  }
+  device::device_barrier(gst, protocol::call::win_create);
+  *win = slot >= 0 ? protocol::encode_window(slot, gst.generation[slot]) : DCUDA_WIN_NONE;
+}
+
+__device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
+  using namespace dcuda;
+  device::enter_collective(gst.ctx, protocol::call::win_free);
+  const protocol::window_entry& own = device::checked_window(gst, protocol::call::win_free, win);
+  // After this barrier no rank is inside a put to this window (device-local puts complete
+  // before they return), so the entry can be cleared.
+  device::device_barrier(gst, protocol::call::win_free);
+  if (threadIdx.x == 0) {
+    device::window_of(gst, protocol::window_slot(win), gst.device_rank).generation = 0;
+    gst.windows_in_use &= ~(1u << protocol::window_slot(win));
+  }
+  __syncthreads();
+}

@@ -1,0 +1,92 @@
+// Device -> host channel: one multi-producer, single-consumer ring per GPU (DESIGN.md section 3).
+//
+// Who writes what:
+//   ticket          device memory, producers only (atomic fetch_add reserves entries)
+//   entries[]       host memory mapped into the device; a producer fills an entry, then stores
+//                   its sequence number (ticket + 1) with release, so the host never reads a head
+//                   pointer: an entry is ready exactly when its sequence matches
+//   consumed        host memory; the consumer stores how many entries it has finished, lazily
+//                   (every quarter ring, and whenever it runs dry); producers read it only when
+//                   the ring looks full (through a cached copy in device memory), so a full ring
+//                   makes producers wait and nothing is lost.
+// A message of n entries reserves n consecutive tickets at once, so the consumer reads it
+// contiguously even when other producers interleave.
+#pragma once
+
+#include "protocol/portability.h"
+
+namespace dcuda::protocol {
+
+enum class message_type : std::uint16_t {
+  empty,
+  log_line,     // aux = thread (or -1 for the rank's own stream); payload: text
+  timer_start,  // host takes the time on receipt
+  timer_stop,
+  ping,         // host answers by acknowledging `aux` (dcuda_ping_host)
+};
+
+inline constexpr std::uint32_t entry_bytes = 64;
+inline constexpr std::uint32_t entry_header_bytes = 16;
+inline constexpr std::uint32_t entry_payload_bytes = entry_bytes - entry_header_bytes;
+
+struct channel_entry {
+  std::uint32_t sequence;  // ticket + 1 once the entry is complete (release); never 0 then
+  std::uint16_t type;      // message_type; continuation entries of a message repeat it
+  std::uint16_t entries;   // entries of the whole message (first entry), 0 on continuations
+  std::int32_t rank;       // world rank of the producer
+  std::int32_t aux;        // meaning depends on type
+  char payload[entry_payload_bytes];
+};
+static_assert(sizeof(channel_entry) == entry_bytes);
+
+struct channel_view {
+  channel_entry* entries;   // capacity entries, host memory
+  std::uint32_t capacity;   // power of two
+  std::uint32_t* ticket;    // producers' counter
+  std::uint32_t* consumed;  // consumer's published position (host memory)
+  std::uint32_t* consumed_seen;  // producers' cached copy of `consumed` (device memory)
+};
+
+DCUDA_HD constexpr std::uint32_t entries_for_bytes(std::uint32_t bytes) {
+  return bytes == 0 ? 1u : (bytes + entry_payload_bytes - 1) / entry_payload_bytes;
+}
+
+// Reserves `n` consecutive entries and returns the first ticket.
+DCUDA_HD inline std::uint32_t reserve_entries(const channel_view& channel, std::uint32_t n) {
+  return device_atomic<std::uint32_t>(*channel.ticket).fetch_add(n, cuda::memory_order_relaxed);
+}
+
+// Whether entries [ticket, ticket + n) are free given what the consumer has published.
+DCUDA_HD constexpr bool entries_free(std::uint32_t ticket, std::uint32_t n, std::uint32_t consumed,
+                                     std::uint32_t capacity) {
+  return reached(consumed + capacity, ticket + n);
+}
+
+DCUDA_HD inline std::uint32_t read_consumed(const channel_view& channel) {
+  return system_atomic<std::uint32_t>(*channel.consumed).load(cuda::memory_order_acquire);
+}
+
+DCUDA_HD inline channel_entry& entry_at(const channel_view& channel, std::uint32_t ticket) {
+  return channel.entries[ticket & (channel.capacity - 1)];
+}
+
+// Makes an entry whose other fields are written visible to the consumer. Release at system scope
+// orders the payload stores (made by this thread) before the sequence.
+DCUDA_HD inline void publish_entry(channel_entry& entry, std::uint32_t ticket) {
+  system_atomic<std::uint32_t>(entry.sequence).store(ticket + 1, cuda::memory_order_release);
+}
+
+// Consumer side: the entry for `position` if it is complete, otherwise nullptr.
+DCUDA_HD inline const channel_entry* ready_entry(const channel_view& channel,
+                                                 std::uint32_t position) {
+  channel_entry& entry = entry_at(channel, position);
+  const std::uint32_t sequence =
+      system_atomic<std::uint32_t>(entry.sequence).load(cuda::memory_order_acquire);
+  return sequence == position + 1 ? &entry : nullptr;
+}
+
+DCUDA_HD inline void publish_consumed(const channel_view& channel, std::uint32_t position) {
+  system_atomic<std::uint32_t>(*channel.consumed).store(position, cuda::memory_order_release);
+}
+
+}  // namespace dcuda::protocol

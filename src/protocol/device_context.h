@@ -1,0 +1,38 @@
+// The context a dcuda kernel receives (thesis listing 3.4: dcuda_context_handle points to it).
+// The host runtime fills it before each launch; the device only reads it. Where each pointer
+// lives matters for speed: device memory for what ranks of the GPU touch on the fast path, host
+// memory (mapped) for what the host proxy writes or must read while the kernel runs.
+#pragma once
+
+#include "protocol/command_channel.h"
+#include "protocol/error_report.h"
+#include "protocol/wait_record.h"
+#include "protocol/window_table.h"
+
+struct dcuda_context {
+  // Identity of the ranks on this GPU.
+  std::int32_t rank_start;        // world rank of block 0
+  std::int32_t world_size;        // ranks in DCUDA_COMM_WORLD
+  std::int32_t device_ranks;      // ranks (blocks) on this GPU
+  std::int32_t threads_per_rank;  // blockDim.x the host launched with
+  std::int32_t process_count;     // 1 until the multi-process transport exists
+
+  void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
+
+  // Device memory, written by device atomics.
+  std::uint32_t* device_notifications;  // [device_ranks][256]
+  std::uint32_t* barrier_arrivals;      // DCUDA_COMM_DEVICE barrier counter
+  std::uint32_t* first_error;           // 0 until one thread claims the right to report
+  dcuda::protocol::window_entry* windows;  // [max_windows][device_ranks]
+
+  // Host memory mapped into the device.
+  std::uint32_t* host_notifications;        // [device_ranks][256], written by the host proxy
+  std::uint32_t* host_acks;                 // [device_ranks], operations the proxy has answered
+  std::uint32_t* abort_requested;           // set by the host watchdog: waiting ranks stop
+  dcuda::protocol::wait_record* wait_records;  // [device_ranks]
+  dcuda::protocol::error_report* error;     // the first misuse found on this GPU
+  dcuda::protocol::channel_view commands;   // timers, pings (and remote operations later)
+  dcuda::protocol::channel_view logs;       // dcuda_log lines
+
+  std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
+};

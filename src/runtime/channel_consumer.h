@@ -1,0 +1,39 @@
+// Host side of a device->host channel (protocol/command_channel.h): takes complete messages in
+// ticket order and tells producers, lazily, how far it has read.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "protocol/command_channel.h"
+
+namespace dcuda::runtime {
+
+struct channel_message {
+  protocol::message_type type;
+  int rank;
+  int aux;
+  std::string text;  // payload of all entries, up to the first NUL
+};
+
+class channel_consumer {
+ public:
+  explicit channel_consumer(protocol::channel_view view) : view_(view) {}
+
+  // The next message if all its entries are there. Never blocks.
+  std::optional<channel_message> try_take();
+
+  // Publishes the read position now; call when there is nothing to take, so that producers
+  // waiting for room are released without waiting for a quarter ring to be read.
+  void publish_position();
+
+  // Forgets everything read (between runs, when the device side is reset too).
+  void reset() { position_ = published_ = 0; }
+
+ private:
+  protocol::channel_view view_;
+  std::uint32_t position_ = 0;
+  std::uint32_t published_ = 0;
+};
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,80 @@
+#include "runtime/device_state.h"
+
+#include "protocol/limits.h"
+
+namespace dcuda::runtime {
+namespace {
+
+// Offsets in device_words_ / host_words_.
+enum device_word { barrier_word, first_error_word, command_ticket, log_ticket, command_seen,
+                   log_seen, device_word_count };
+enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
+
+}  // namespace
+
+device_state::device_state(int device_ranks, int threads_per_rank, double report_wait_after_s)
+    : device_ranks_(device_ranks),
+      device_notifications_(static_cast<std::size_t>(device_ranks) * protocol::tag_count),
+      device_words_(device_word_count),
+      windows_(static_cast<std::size_t>(device_ranks) * protocol::max_windows),
+      context_device_(1),
+      host_notifications_(static_cast<std::size_t>(device_ranks) * protocol::tag_count),
+      host_acks_(static_cast<std::size_t>(device_ranks)),
+      host_words_(host_word_count),
+      wait_records_(static_cast<std::size_t>(device_ranks)),
+      error_(1),
+      command_entries_(command_capacity),
+      log_entries_(log_capacity) {
+  context_.rank_start = 0;
+  context_.world_size = device_ranks;
+  context_.device_ranks = device_ranks;
+  context_.threads_per_rank = threads_per_rank;
+  context_.process_count = 1;
+  context_.device_notifications = device_notifications_.get();
+  context_.barrier_arrivals = device_words_.get() + barrier_word;
+  context_.first_error = device_words_.get() + first_error_word;
+  context_.windows = windows_.get();
+  context_.host_notifications = host_notifications_.device();
+  context_.host_acks = host_acks_.device();
+  context_.abort_requested = host_words_.device() + abort_word;
+  context_.wait_records = wait_records_.device();
+  context_.error = error_.device();
+  context_.commands = {command_entries_.device(), command_capacity,
+                       device_words_.get() + command_ticket, host_words_.device() + command_consumed,
+                       device_words_.get() + command_seen};
+  context_.logs = {log_entries_.device(), log_capacity, device_words_.get() + log_ticket,
+                   host_words_.device() + log_consumed, device_words_.get() + log_seen};
+  context_.report_wait_after_ns = static_cast<std::uint64_t>(report_wait_after_s * 1e9);
+}
+
+void device_state::prepare_run(void* user_data, cudaStream_t stream) {
+  context_.user_data = user_data;
+  device_notifications_.zero_async(stream);
+  device_words_.zero_async(stream);
+  windows_.zero_async(stream);
+  DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),
+                                   cudaMemcpyHostToDevice, stream));
+  host_notifications_.zero();
+  host_acks_.zero();
+  host_words_.zero();
+  wait_records_.zero();
+  error_.zero();
+  command_entries_.zero();
+  log_entries_.zero();
+}
+
+void device_state::request_abort() const {
+  protocol::system_atomic<std::uint32_t>(host_words_.host()[abort_word])
+      .store(1u, cuda::memory_order_release);
+}
+
+protocol::channel_view device_state::command_channel() const {
+  return {command_entries_.host(), command_capacity, nullptr,
+          host_words_.host() + command_consumed, nullptr};
+}
+
+protocol::channel_view device_state::log_channel() const {
+  return {log_entries_.host(), log_capacity, nullptr, host_words_.host() + log_consumed, nullptr};
+}
+
+}  // namespace dcuda::runtime

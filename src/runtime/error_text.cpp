@@ -1,0 +1,116 @@
+#include "runtime/error_text.h"
+
+#include <sstream>
+
+namespace dcuda::runtime {
+namespace {
+
+const char* comm_name(std::int64_t comm) {
+  switch (comm) {
+    case 0:
+      return "DCUDA_COMM_WORLD";
+    case 1:
+      return "DCUDA_COMM_DEVICE";
+    default:
+      return "an unknown communicator";
+  }
+}
+
+}  // namespace
+
+std::string describe_error(const protocol::error_report& report) {
+  using protocol::error_code;
+  const auto* v = report.values;
+  std::ostringstream text;
+  text << "rank " << report.rank << " (thread " << report.thread << ") in "
+       << protocol::call_name(static_cast<protocol::call>(report.call_id)) << ": ";
+  switch (static_cast<error_code>(report.code)) {
+    case error_code::partial_collective:
+      text << "called by " << v[0] << " of the rank's " << v[1]
+           << " threads; this call must be made by all threads of the rank together";
+      break;
+    case error_code::not_in_shared_memory:
+      text << "the dcuda_state at 0x" << std::hex << v[0] << std::dec
+           << " is not in shared memory; declare it `__shared__ dcuda_state gst;`";
+      break;
+    case error_code::bad_communicator:
+      text << "communicator " << v[0] << " is neither DCUDA_COMM_WORLD (0) nor DCUDA_COMM_DEVICE (1)";
+      break;
+    case error_code::tag_out_of_range:
+      text << "tag " << v[0] << " is outside 0..255";
+      break;
+    case error_code::rank_out_of_range:
+      text << "rank " << v[0] << " is outside 0.." << v[1] - 1 << " of " << comm_name(v[2]);
+      break;
+    case error_code::bad_window:
+      text << "window handle " << v[0]
+           << " is not a window this rank holds (never created, already freed, or "
+              "DCUDA_WIN_NONE)";
+      break;
+    case error_code::window_not_on_target:
+      text << "target rank " << v[1] << " has no window for handle " << v[0]
+           << " (it freed the window)";
+      break;
+    case error_code::target_range_outside:
+      text << "offset " << v[0] << " + size " << v[1] << " exceeds the " << v[2]
+           << "-byte window of target rank " << v[3];
+      break;
+    case error_code::source_outside_window:
+      text << "source buffer 0x" << std::hex << v[0] << std::dec << " (+" << v[3]
+           << " bytes) is not inside the caller's window [0x" << std::hex << v[1] << ", 0x"
+           << v[1] + v[2] << std::dec << ")";
+      break;
+    case error_code::negative_size:
+      text << "size " << v[0] << " is negative";
+      break;
+    case error_code::negative_count:
+      text << "count " << v[0] << " is negative";
+      break;
+    case error_code::window_comm_mismatch:
+      text << "window belongs to " << comm_name(v[0]) << ", not " << comm_name(v[1]);
+      break;
+    case error_code::windows_exhausted:
+      text << "all " << v[0] << " window slots are in use";
+      break;
+    case error_code::watchdog_abort:
+      text << "stopped by the watchdog";
+      break;
+    default:
+      text << "error code " << report.code;
+      break;
+  }
+  return text.str();
+}
+
+std::string describe_wait(const protocol::wait_record& record, int device_ranks) {
+  using protocol::wait_kind;
+  std::ostringstream text;
+  const char* call = protocol::call_name(static_cast<protocol::call>(record.call_id));
+  switch (static_cast<wait_kind>(record.kind)) {
+    case wait_kind::notifications:
+      text << call << "(tag " << record.detail << ", count " << record.needed << "): "
+           << record.available << " of " << record.needed << " notifications arrived";
+      break;
+    case wait_kind::barrier:
+      text << call << ": barrier " << record.detail << " of DCUDA_COMM_DEVICE, "
+           << record.available << " of " << device_ranks << " ranks arrived";
+      break;
+    case wait_kind::channel_room:
+      text << call << ": waiting for room in the " << (record.detail == 0 ? "command" : "log")
+           << " channel to the host (host not draining it)";
+      break;
+    case wait_kind::host_ack:
+      text << call << ": waiting for the host to answer operation " << record.detail
+           << " (answered up to " << record.available << ")";
+      break;
+    case wait_kind::finished:
+      text << "finished (returned from dcuda_gpu_finish)";
+      break;
+    default:
+      text << "not in a dcuda wait (computing, or waiting only briefly)";
+      break;
+  }
+  return text.str();
+}
+
+}  // namespace dcuda::runtime

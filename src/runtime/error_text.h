@@ -1,0 +1,17 @@
+// Turns what the device reports (error_report, wait_record) into sentences for the user.
+#pragma once
+
+#include <string>
+
+#include "protocol/error_report.h"
+#include "protocol/wait_record.h"
+
+namespace dcuda::runtime {
+
+// "rank 3 (thread 0) in dcuda_put_notify: tag 300 is outside 0..255"
+std::string describe_error(const protocol::error_report& report);
+
+// "dcuda_wait_notifications(tag 3, count 2): 1 of 2 notifications arrived"
+std::string describe_wait(const protocol::wait_record& record, int device_ranks);
+
+}  // namespace dcuda::runtime

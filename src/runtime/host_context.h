@@ -1,0 +1,34 @@
+// What dcuda_host_context_handle points to: one GPU, its persistent kernel, and the runtime that
+// serves it while it runs (command proxy, log printer, watchdog).
+#pragma once
+
+#include <cstdio>
+#include <vector>
+
+#include "dcuda_host.h"
+#include "runtime/device_state.h"
+#include "runtime/launch_config.h"
+#include "runtime/settings.h"
+
+struct dcuda_host_context {
+ public:
+  dcuda_host_context(dcuda::runtime::settings settings, dcuda_kernel_t kernel,
+                     int threads_per_rank);
+
+  const dcuda_rank_info& rank_info() const { return rank_info_; }
+  const std::vector<double>& timings() const { return timings_; }
+
+  // Runs the kernel once over a copy of user_data; returns its execution time in ms.
+  double run(void* user_data, std::size_t size);
+
+ private:
+  dcuda::runtime::settings settings_;
+  dcuda_kernel_t kernel_;
+  int threads_per_rank_;
+  dcuda::runtime::launch_config launch_;
+  dcuda_rank_info rank_info_{};
+  dcuda::runtime::device_state state_;
+  dcuda::runtime::cuda_stream stream_;
+  dcuda::runtime::device_array<char> user_data_;
+  std::vector<double> timings_;
+};

@@ -1,0 +1,41 @@
+#include "runtime/launch_config.h"
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/error.h"
+
+namespace dcuda::runtime {
+
+launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_rank,
+                          std::optional<int> max_ranks) {
+  cudaDeviceProp properties{};
+  DCUDA_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  if (threads_per_rank < 1 || threads_per_rank > properties.maxThreadsPerBlock) {
+    throw error("dcuda_host_init: threads_per_rank " + std::to_string(threads_per_rank) +
+                " is outside 1.." + std::to_string(properties.maxThreadsPerBlock) + " of " +
+                properties.name);
+  }
+  int cooperative = 0;
+  DCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (cooperative == 0) {
+    throw error(std::string("dcuda_host_init: ") + properties.name +
+                " cannot launch cooperative kernels, which dcuda needs to keep every rank "
+                "resident");
+  }
+  int per_sm = 0;
+  DCUDA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, reinterpret_cast<const void*>(kernel), threads_per_rank, 0));
+  if (per_sm == 0) {
+    throw error("dcuda_host_init: the kernel cannot run even one rank of " +
+                std::to_string(threads_per_rank) +
+                " threads on a multiprocessor (too many registers or too much shared memory "
+                "per block); lower threads_per_rank or the kernel's resource use");
+  }
+  launch_config config{per_sm * properties.multiProcessorCount, per_sm,
+                       properties.multiProcessorCount};
+  if (max_ranks) config.ranks = std::min(config.ranks, *max_ranks);
+  return config;
+}
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,22 @@
+// How many ranks a GPU runs. Every rank must be resident at once (ranks wait for each other, so a
+// rank that waits for a free multiprocessor would deadlock): the count comes from the occupancy
+// of the user's kernel at the requested threads per rank, and the kernel is launched
+// cooperatively, which turns an oversized grid into an error instead of a hang.
+#pragma once
+
+#include <optional>
+
+#include "dcuda_host.h"
+
+namespace dcuda::runtime {
+
+struct launch_config {
+  int ranks;             // blocks of the persistent kernel
+  int ranks_per_sm;      // occupancy found
+  int multiprocessors;
+};
+
+launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_rank,
+                          std::optional<int> max_ranks);
+
+}  // namespace dcuda::runtime

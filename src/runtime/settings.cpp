@@ -1,0 +1,91 @@
+#include "runtime/settings.h"
+
+#include <cstdlib>
+#include <cerrno>
+
+#include "runtime/error.h"
+
+extern char** environ;
+
+namespace dcuda::runtime {
+namespace {
+
+struct setting_name {
+  const char* environment;
+  const char* argument;  // without the value: "--dcuda-device="
+};
+
+double parse_number(const setting_name& name, const std::string& text, double lowest) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < lowest) {
+    throw error(std::string("dcuda_host_init: setting ") + name.environment + " (" +
+                name.argument + "...) has the bad value '" + text + "'; expected a number >= " +
+                std::to_string(lowest));
+  }
+  return value;
+}
+
+int parse_integer(const setting_name& name, const std::string& text, int lowest) {
+  const double value = parse_number(name, text, lowest);
+  if (value != static_cast<int>(value)) {
+    throw error(std::string("dcuda_host_init: setting ") + name.environment + " (" +
+                name.argument + "...) has the bad value '" + text + "'; expected an integer >= " +
+                std::to_string(lowest));
+  }
+  return static_cast<int>(value);
+}
+
+// The value of a setting: the last matching argument, else the environment variable.
+std::optional<std::string> lookup(const setting_name& name,
+                                  const std::vector<std::string>& arguments,
+                                  const std::vector<std::pair<std::string, std::string>>& env) {
+  std::optional<std::string> found;
+  for (const auto& [key, value] : env) {
+    if (key == name.environment) found = value;
+  }
+  const std::string prefix = name.argument;
+  for (const auto& argument : arguments) {
+    if (argument.rfind(prefix, 0) == 0) found = argument.substr(prefix.size());
+  }
+  return found;
+}
+
+}  // namespace
+
+settings read_settings(const std::vector<std::string>& arguments,
+                       const std::vector<std::pair<std::string, std::string>>& environment) {
+  static constexpr setting_name device{"DCUDA_DEVICE", "--dcuda-device="};
+  static constexpr setting_name ranks{"DCUDA_RANKS_PER_DEVICE", "--dcuda-ranks-per-device="};
+  static constexpr setting_name timeout{"DCUDA_WAIT_TIMEOUT", "--dcuda-wait-timeout="};
+
+  settings result;
+  if (auto value = lookup(device, arguments, environment)) {
+    result.device = parse_integer(device, *value, 0);
+  }
+  if (auto value = lookup(ranks, arguments, environment)) {
+    result.max_ranks_per_device = parse_integer(ranks, *value, 1);
+  }
+  if (auto value = lookup(timeout, arguments, environment)) {
+    result.wait_timeout_s = parse_number(timeout, *value, 0.0);
+  }
+  if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
+    result.report_wait_after_s = result.wait_timeout_s / 4;
+  }
+  return result;
+}
+
+std::vector<std::pair<std::string, std::string>> dcuda_environment() {
+  std::vector<std::pair<std::string, std::string>> result;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    if (text.rfind("DCUDA_", 0) != 0) continue;
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) continue;
+    result.emplace_back(text.substr(0, equals), text.substr(equals + 1));
+  }
+  return result;
+}
+
+}  // namespace dcuda::runtime

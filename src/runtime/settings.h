@@ -1,0 +1,25 @@
+// Run-time settings, from the environment and from the program's arguments (which
+// dcuda_host_init receives; an argument wins over the environment). docs/settings.md lists them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dcuda::runtime {
+
+struct settings {
+  int device = 0;                           // DCUDA_DEVICE / --dcuda-device=N
+  std::optional<int> max_ranks_per_device;  // DCUDA_RANKS_PER_DEVICE / --dcuda-ranks-per-device=N
+  double wait_timeout_s = 10.0;             // DCUDA_WAIT_TIMEOUT / --dcuda-wait-timeout=S (0: off)
+  double report_wait_after_s = 0.05;        // a device wait this old publishes its state
+};
+
+// Reads the settings; a malformed value throws runtime::error naming the setting and the value.
+settings read_settings(const std::vector<std::string>& arguments,
+                       const std::vector<std::pair<std::string, std::string>>& environment);
+
+// The process's environment variables whose names start with DCUDA_.
+std::vector<std::pair<std::string, std::string>> dcuda_environment();
+
+}  // namespace dcuda::runtime
