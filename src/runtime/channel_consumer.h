@@ -18,7 +18,9 @@ struct channel_message {
 
 class channel_consumer {
  public:
-  explicit channel_consumer(protocol::channel_view view) : view_(view) {}
+  // `start`: the ticket producers start from (0 after a reset).
+  explicit channel_consumer(protocol::channel_view view, std::uint32_t start = 0)
+      : view_(view), position_(start), published_(start) {}
 
   // The next message if all its entries are there. Never blocks.
   std::optional<channel_message> try_take();
@@ -27,13 +29,10 @@ class channel_consumer {
   // waiting for room are released without waiting for a quarter ring to be read.
   void publish_position();
 
-  // Forgets everything read (between runs, when the device side is reset too).
-  void reset() { position_ = published_ = 0; }
-
  private:
   protocol::channel_view view_;
-  std::uint32_t position_ = 0;
-  std::uint32_t published_ = 0;
+  std::uint32_t position_;
+  std::uint32_t published_;
 };
 
 }  // namespace dcuda::runtime

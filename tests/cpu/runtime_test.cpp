@@ -1,0 +1,128 @@
+// Host runtime pieces that need no GPU: settings, CPU timers, the watchdog, error messages.
+#include <chrono>
+#include <string>
+
+#include "runtime/cpu_timers.h"
+#include "runtime/error.h"
+#include "runtime/error_text.h"
+#include "runtime/settings.h"
+#include "runtime/watchdog.h"
+#include "test_main.h"
+
+using namespace dcuda;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
+  const auto s = runtime::read_settings({"--dcuda-ranks-per-device=12", "other"},
+                                        {{"DCUDA_RANKS_PER_DEVICE", "40"},
+                                         {"DCUDA_WAIT_TIMEOUT", "2.5"},
+                                         {"DCUDA_DEVICE", "1"}});
+  DCUDA_CHECK(s.max_ranks_per_device.has_value());
+  DCUDA_CHECK_EQ(*s.max_ranks_per_device, 12);
+  DCUDA_CHECK_EQ(s.wait_timeout_s, 2.5);
+  DCUDA_CHECK_EQ(s.device, 1);
+  const auto defaults = runtime::read_settings({}, {});
+  DCUDA_CHECK(!defaults.max_ranks_per_device.has_value());
+  DCUDA_CHECK_EQ(defaults.wait_timeout_s, 10.0);
+}
+
+DCUDA_TEST(bad_setting_names_the_setting_and_value) {
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"DCUDA_RANKS_PER_DEVICE", "0"},
+        {"DCUDA_RANKS_PER_DEVICE", "many"},
+        {"DCUDA_WAIT_TIMEOUT", "-1"},
+        {"DCUDA_DEVICE", "1.5"}}) {
+    try {
+      runtime::read_settings({}, {{name, value}});
+      throw dcuda_test::failure("no error for " + name + "=" + value);
+    } catch (const runtime::error& e) {
+      DCUDA_CHECK(contains(e.what(), name));
+      DCUDA_CHECK(contains(e.what(), "'" + value + "'"));
+    }
+  }
+}
+
+DCUDA_TEST(cpu_timer_spans_first_start_to_last_stop) {
+  runtime::cpu_timers timers(3);
+  const auto t0 = runtime::cpu_timers::clock::now();
+  timers.start(t0);
+  timers.start(t0 + 1ms);
+  timers.stop(t0 + 5ms);
+  timers.start(t0 + 2ms);
+  timers.stop(t0 + 6ms);
+  DCUDA_CHECK(timers.results().empty());  // one rank has not stopped yet
+  timers.stop(t0 + 10ms);
+  DCUDA_CHECK_EQ(timers.results().size(), 1u);
+  DCUDA_CHECK(std::abs(timers.results()[0] - 10.0) < 1e-9);
+  for (int r = 0; r < 3; ++r) timers.start(t0 + 20ms);
+  for (int r = 0; r < 3; ++r) timers.stop(t0 + 23ms);
+  DCUDA_CHECK_EQ(timers.results().size(), 2u);
+  DCUDA_CHECK(std::abs(timers.results()[1] - 3.0) < 1e-9);
+}
+
+DCUDA_TEST(watchdog_reports_a_wait_without_progress_after_the_timeout) {
+  protocol::wait_record records[4] = {};
+  runtime::watchdog dog(records, 4, 0, 1.0);
+  const auto t0 = runtime::watchdog::clock::now();
+  records[1] = {1, static_cast<std::uint32_t>(protocol::wait_kind::notifications),
+                static_cast<std::uint32_t>(protocol::call::wait_notifications), 7, 2, 0, 1, 0};
+  records[2] = {1, static_cast<std::uint32_t>(protocol::wait_kind::finished),
+                static_cast<std::uint32_t>(protocol::call::gpu_finish), 0, 0, 0, 0, 0};
+  records[3] = records[2];
+  DCUDA_CHECK(!dog.check(t0).has_value());
+  DCUDA_CHECK(!dog.check(t0 + 900ms).has_value());
+  // Progress (a second notification arrived) restarts the clock.
+  records[1].available = 1;
+  records[1].version = 2;
+  DCUDA_CHECK(!dog.check(t0 + 950ms).has_value());
+  DCUDA_CHECK(!dog.check(t0 + 1900ms).has_value());
+  // A rewrite with the same content (the device refreshes its record) is no progress.
+  records[1].version = 3;
+  const auto report = dog.check(t0 + 2000ms);
+  DCUDA_CHECK(report.has_value());
+  DCUDA_CHECK(contains(*report, "rank 1: dcuda_wait_notifications(tag 7, count 2): 1 of 2"));
+  DCUDA_CHECK(contains(*report, "ranks 2-3: finished"));
+  DCUDA_CHECK(contains(*report, "rank 0: not in a dcuda wait"));
+}
+
+DCUDA_TEST(watchdog_with_zero_timeout_never_fires) {
+  protocol::wait_record records[1] = {};
+  records[0].kind = static_cast<std::uint32_t>(protocol::wait_kind::barrier);
+  runtime::watchdog dog(records, 1, 0, 0.0);
+  const auto t0 = runtime::watchdog::clock::now();
+  DCUDA_CHECK(!dog.check(t0).has_value());
+  DCUDA_CHECK(!dog.check(t0 + 1h).has_value());
+}
+
+DCUDA_TEST(error_reports_name_rank_call_and_value) {
+  protocol::error_report report{};
+  report.rank = 3;
+  report.thread = 0;
+  report.call_id = static_cast<std::uint16_t>(protocol::call::put_notify);
+  report.code = static_cast<std::uint16_t>(protocol::error_code::tag_out_of_range);
+  report.values[0] = 300;
+  DCUDA_CHECK_EQ(runtime::describe_error(report),
+                 std::string("rank 3 (thread 0) in dcuda_put_notify: tag 300 is outside 0..255"));
+  report.code = static_cast<std::uint16_t>(protocol::error_code::target_range_outside);
+  report.values[0] = 60;
+  report.values[1] = 8;
+  report.values[2] = 64;
+  report.values[3] = 5;
+  DCUDA_CHECK(contains(runtime::describe_error(report),
+                       "offset 60 + size 8 exceeds the 64-byte window of target rank 5"));
+  for (int code = 1; code < static_cast<int>(protocol::error_code::count_); ++code) {
+    report.code = static_cast<std::uint16_t>(code);
+    DCUDA_CHECK(!contains(runtime::describe_error(report), "error code"));  // every code has text
+  }
+  for (int c = 0; c < static_cast<int>(protocol::call::count_); ++c) {
+    DCUDA_CHECK(contains(protocol::call_name(static_cast<protocol::call>(c)), "dcuda_"));
+  }
+}
