@@ -1,0 +1,246 @@
+// Misuse of the API is reported with the rank, the call and the bad value, and ends the run with
+// a nonzero exit; a wait that makes no progress is reported by the watchdog. Each scenario runs in
+// a child process, because dcuda ends a process whose run failed.
+#include <chrono>
+
+#include "dcuda_device.cu.h"
+#include "gpu_harness.h"
+
+using gpu_test::contains;
+using gpu_test::require_gpu;
+using gpu_test::run_child;
+using gpu_test::run_dcuda;
+
+namespace {
+
+enum class misuse : int {
+  tag_too_large,
+  rank_out_of_range,
+  bad_communicator,
+  window_none,
+  window_used_after_free,
+  target_range_outside,
+  source_outside_window,
+  negative_size,
+  negative_count,
+  one_thread_calls_collective,
+};
+
+struct misuse_data {
+  misuse what;
+  int* buffer;  // 256 ints
+};
+
+__global__ void misuse_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  misuse_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank, size;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &size);
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + 64 * rank, 64 * 4, &win);
+  if (rank == 1) {  // rank 1 misbehaves; rank 0 waits for it
+    int* mine = data->buffer + 64 * rank;
+    switch (data->what) {
+      case misuse::tag_too_large:
+        dcuda_put_notify(gst, win, 0, 0, 4, mine, 300);
+        break;
+      case misuse::rank_out_of_range:
+        dcuda_notify(gst, size, DCUDA_COMM_DEVICE, 1);
+        break;
+      case misuse::bad_communicator:
+        dcuda_comm_barrier(gst, 7);
+        break;
+      case misuse::window_none:
+        dcuda_put(gst, DCUDA_WIN_NONE, 0, 0, 4, mine);
+        break;
+      case misuse::target_range_outside:
+        dcuda_put(gst, win, 0, 60 * 4, 8 * 4, mine);
+        break;
+      case misuse::source_outside_window:
+        dcuda_put(gst, win, 0, 0, 4, data->buffer + 200);
+        break;
+      case misuse::negative_size:
+        dcuda_put(gst, win, 0, 0, -8, mine);
+        break;
+      case misuse::negative_count:
+        dcuda_wait_notifications(gst, 1, -1);
+        break;
+      case misuse::one_thread_calls_collective:
+        if (threadIdx.x == 0) dcuda_notify(gst, 0, DCUDA_COMM_DEVICE, 1);
+        break;
+      default:  // window_used_after_free has a kernel of its own
+        break;
+    }
+  }
+  dcuda_wait_notifications(gst, 2, 1);  // nobody sends tag 2: only the error ends this run
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+// Windows freed, then used: every rank takes part, so the handle really was valid once.
+__global__ void use_after_free_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  misuse_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + 64 * rank, 64 * 4, &win);
+  dcuda_win_free(gst, win);
+  if (rank == 1) dcuda_put(gst, win, 0, 0, 4, data->buffer + 64);
+  dcuda_gpu_finish(gst);
+}
+
+__global__ void state_not_shared_kernel(dcuda_context_handle dcuda) {
+  dcuda_state gst;  // the mistake: not __shared__
+  dcuda_gpu_init(dcuda, gst);
+  dcuda_gpu_finish(gst);
+}
+
+__global__ void deadlock_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  if (rank == 0) dcuda_wait_notifications(gst, 9, 1);  // never sent
+  dcuda_gpu_finish(gst);
+}
+
+void run_misuse(misuse what) {
+  int* buffer = nullptr;
+  if (cudaMalloc(&buffer, 256 * sizeof(int)) != cudaSuccess) std::exit(3);
+  misuse_data data{what, buffer};
+  run_dcuda(what == misuse::window_used_after_free ? use_after_free_kernel : misuse_kernel, 64,
+            data, {"--dcuda-ranks-per-device=3"});
+}
+
+struct expectation {
+  const char* scenario;
+  misuse what;
+  const char* message;
+};
+
+const expectation misuse_cases[] = {
+    {"tag_too_large", misuse::tag_too_large, "in dcuda_put_notify: tag 300 is outside 0..255"},
+    {"rank_out_of_range", misuse::rank_out_of_range,
+     "in dcuda_notify: rank 3 is outside 0..2 of DCUDA_COMM_DEVICE"},
+    {"bad_communicator", misuse::bad_communicator,
+     "in dcuda_comm_barrier: communicator 7 is neither"},
+    {"window_none", misuse::window_none, "in dcuda_put: window handle -1 is not a window"},
+    {"window_used_after_free", misuse::window_used_after_free,
+     "in dcuda_put: window handle"},
+    {"target_range_outside", misuse::target_range_outside,
+     "in dcuda_put: offset 240 + size 32 exceeds the 256-byte window of target rank 0"},
+    {"source_outside_window", misuse::source_outside_window,
+     "in dcuda_put: source buffer 0x"},
+    {"negative_size", misuse::negative_size, "in dcuda_put: size -8 is negative"},
+    {"negative_count", misuse::negative_count,
+     "in dcuda_wait_notifications: count -1 is negative"},
+    {"one_thread_calls_collective", misuse::one_thread_calls_collective,
+     "in dcuda_notify: called by 1 of the rank's 64 threads"},
+};
+
+void check_misuse(const char* scenario) {
+  require_gpu();
+  for (const auto& c : misuse_cases) {
+    if (std::string(c.scenario) != scenario) continue;
+    const auto start = std::chrono::steady_clock::now();
+    const auto child = run_child(std::string("misuse_") + scenario);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (child.exit_code != 1 || !contains(child.output, "dcuda: error: dcuda_host_run: rank 1 (") ||
+        !contains(child.output, c.message)) {
+      throw dcuda_test::failure("exit " + std::to_string(child.exit_code) + ", output:\n" +
+                                child.output);
+    }
+    DCUDA_CHECK(seconds < 30.0);  // reported at once, not by the watchdog
+    return;
+  }
+  throw dcuda_test::failure(std::string("no misuse case ") + scenario);
+}
+
+}  // namespace
+
+#define MISUSE_CASE(name)                                  \
+  DCUDA_CHILD(misuse_##name) { run_misuse(misuse::name); } \
+  DCUDA_TEST(misuse_##name##_is_reported) { check_misuse(#name); }
+
+MISUSE_CASE(tag_too_large)
+MISUSE_CASE(rank_out_of_range)
+MISUSE_CASE(bad_communicator)
+MISUSE_CASE(window_none)
+MISUSE_CASE(window_used_after_free)
+MISUSE_CASE(target_range_outside)
+MISUSE_CASE(source_outside_window)
+MISUSE_CASE(negative_size)
+MISUSE_CASE(negative_count)
+MISUSE_CASE(one_thread_calls_collective)
+
+DCUDA_CHILD(state_not_shared) {
+  int unused = 0;
+  run_dcuda(state_not_shared_kernel, 32, unused, {"--dcuda-ranks-per-device=1"});
+}
+
+DCUDA_TEST(dcuda_state_outside_shared_memory_is_reported) {
+  require_gpu();
+  const auto child = run_child("state_not_shared");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "in dcuda_gpu_init: the dcuda_state at 0x"));
+  DCUDA_CHECK(contains(child.output, "is not in shared memory"));
+}
+
+DCUDA_CHILD(deadlock) {
+  int unused = 0;
+  run_dcuda(deadlock_kernel, 64, unused, {"--dcuda-ranks-per-device=4"});
+}
+
+DCUDA_TEST(watchdog_names_every_waiting_rank_of_a_deadlock) {
+  require_gpu();
+  const auto start = std::chrono::steady_clock::now();
+  const auto child = run_child("deadlock", "DCUDA_WAIT_TIMEOUT=1");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (child.exit_code != 1 || !contains(child.output, "no progress for 1 s") ||
+      !contains(child.output,
+                "rank 0: dcuda_wait_notifications(tag 9, count 1): 0 of 1 notifications arrived") ||
+      !contains(child.output,
+                "ranks 1-3: dcuda_gpu_finish: barrier 2 of DCUDA_COMM_DEVICE, 3 of 4 ranks")) {
+    throw dcuda_test::failure("exit " + std::to_string(child.exit_code) + ", output:\n" +
+                              child.output);
+  }
+  DCUDA_CHECK(seconds < 20.0);
+}
+
+DCUDA_CHILD(bad_threads_per_rank) {
+  int unused = 0;
+  run_dcuda(deadlock_kernel, 0, unused);
+}
+
+DCUDA_CHILD(null_user_data) {
+  dcuda_host_context_handle context = nullptr;
+  dcuda_host_init(0, nullptr, &context, deadlock_kernel, 32);
+  dcuda_host_run(context, nullptr, 16);
+}
+
+DCUDA_CHILD(bad_setting) {
+  int unused = 0;
+  run_dcuda(deadlock_kernel, 32, unused);
+}
+
+DCUDA_TEST(host_side_misuse_is_reported) {
+  require_gpu();
+  auto child = run_child("bad_threads_per_rank");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_init: threads_per_rank 0 is outside 1..1024"));
+  child = run_child("null_user_data");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_run: gpu_data is NULL but gpu_size is 16"));
+  child = run_child("bad_setting", "DCUDA_RANKS_PER_DEVICE=lots");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "DCUDA_RANKS_PER_DEVICE"));
+  DCUDA_CHECK(contains(child.output, "'lots'"));
+}

@@ -1,0 +1,19 @@
+// GPU test program: `gpu_tests` runs every case, `--case NAME` one, `--child NAME` runs a scenario
+// that other cases start in a child process and judge by its exit code and output.
+#include <cstring>
+
+#include "gpu_harness.h"
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--child") == 0) {
+    for (const auto& scenario : gpu_test::child_registry()) {
+      if (std::strcmp(scenario.name, argv[2]) == 0) {
+        scenario.body();
+        return 0;
+      }
+    }
+    std::fprintf(stderr, "no child scenario named %s\n", argv[2]);
+    return 2;
+  }
+  return dcuda_test::run_tests(argc, argv);
+}
