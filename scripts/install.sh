@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Fresh machine -> built and installed dcuda. Installs the build tools it lacks (Debian/Ubuntu,
+# as root or through sudo), configures, builds everything (library, tests, benchmarks, example)
+# in build/, and installs the library and its CMake package into install/.
+# Safe to run again: it only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v ninja >/dev/null || missing+=(ninja-build)
+command -v g++ >/dev/null || missing+=(g++)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install.sh: installing ${missing[*]}"
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd=sudo; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+fi
+if ! command -v nvcc >/dev/null; then
+  echo "install.sh: the CUDA toolkit (nvcc) was not found in PATH or /usr/local/cuda/bin;" >&2
+  echo "            dcuda needs CUDA 12.4 or newer to build (its tests skip without a GPU)." >&2
+  exit 1
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$PWD/install" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)"
+cmake --build build
+cmake --install build >/dev/null
+echo "install.sh: dcuda built in build/ and installed in install/"
