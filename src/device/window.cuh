@@ -40,19 +40,24 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
                  protocol::error_code::negative_size, size);
   }
   // Every rank makes the same sequence of collective window calls, so every rank finds the same
-  // free slot in its own mask: the handle needs no exchange.
-  const int slot = protocol::lowest_free_slot(gst.windows_in_use);
-  if (slot >= 0 && threadIdx.x == 0) {
-    const std::uint32_t generation = protocol::next_generation(gst.generation[slot]);
-    gst.generation[slot] = generation;
-    gst.windows_in_use |= 1u << slot;
-    protocol::window_entry& entry = device::window_of(gst, slot, gst.device_rank);
-    entry.base = reinterpret_cast<std::uint64_t>(winbase);
-    entry.size = static_cast<std::uint64_t>(size);
-    entry.comm = comm;
-    entry.generation = generation;  // published to other ranks by the barrier's release
+  // free slot in its own mask: the handle needs no exchange. Thread 0 alone reads and updates the
+  // mask; the others learn the slot through gst.broadcast after the barrier.
+  if (threadIdx.x == 0) {
+    const int slot = protocol::lowest_free_slot(gst.windows_in_use);
+    gst.broadcast = slot;
+    if (slot >= 0) {
+      const std::uint32_t generation = protocol::next_generation(gst.generation[slot]);
+      gst.generation[slot] = generation;
+      gst.windows_in_use |= 1u << slot;
+      protocol::window_entry& entry = device::window_of(gst, slot, gst.device_rank);
+      entry.base = reinterpret_cast<std::uint64_t>(winbase);
+      entry.size = static_cast<std::uint64_t>(size);
+      entry.comm = comm;
+      entry.generation = generation;  // published to other ranks by the barrier's release
+    }
   }
   device::device_barrier(gst, protocol::call::win_create);
+  const int slot = gst.broadcast;
   *win = slot >= 0 ? protocol::encode_window(slot, gst.generation[slot]) : DCUDA_WIN_NONE;
 }
 

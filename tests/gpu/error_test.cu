@@ -69,7 +69,8 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
         dcuda_wait_notifications(gst, 1, -1);
         break;
       case misuse::one_thread_calls_collective:
-        if (threadIdx.x == 0) dcuda_notify(gst, 0, DCUDA_COMM_DEVICE, 1);
+        if (threadIdx.x != 0) return;  // the other threads of the rank leave the kernel
+        dcuda_notify(gst, 0, DCUDA_COMM_DEVICE, 1);
         break;
       default:  // window_used_after_free has a kernel of its own
         break;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -91,7 +92,11 @@ inline child_result run_command(const std::string& command) {
 
 // Runs this program again as `--child <scenario>` with extra environment settings.
 inline child_result run_child(const std::string& scenario, const std::string& environment = "") {
-  return run_command("env " + environment + " /proc/self/exe --child " + scenario + " 2>&1");
+  char self[4096] = {};
+  if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) {
+    throw dcuda_test::failure("readlink(/proc/self/exe) failed");
+  }
+  return run_command("env " + environment + " '" + self + "' --child " + scenario + " 2>&1");
 }
 
 inline child_result run_child_program(const std::string& path) {
