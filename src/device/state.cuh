@@ -1,21 +1,27 @@
 // dcuda_state: the per-rank state the thesis puts in shared memory (listing 3.2,
-// `__shared__ dcuda_state gst;`). Only thread 0 of the rank writes it, always before a block
-// barrier, so the other threads read it without atomics.
+// `__shared__ dcuda_state gst;`). After dcuda_gpu_init (where all threads help to zero it) only
+// thread 0 of the rank writes it, always before a block barrier, so the other threads read it
+// without atomics.
 #pragma once
 
 #include "protocol/device_context.h"
 #include "protocol/limits.h"
 
 struct dcuda_state {
+  // Read by every thread of the rank.
   const dcuda_context* ctx;
   std::int32_t device_rank;          // blockIdx.x
   std::int32_t world_rank;           // rank_start + blockIdx.x
-  std::uint32_t barrier_episode;     // DCUDA_COMM_DEVICE barriers this rank has entered
   std::uint32_t windows_in_use;      // bit per window slot
+  std::int32_t broadcast;            // result thread 0 hands to the block
+  std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
+
+  // Read and written by thread 0 only. Kept apart from the fields above so that the compiler's
+  // merged 64-bit loads of neighbouring fields never mix the two groups (racecheck would flag
+  // thread 0's stores against the other threads' loads).
+  std::uint32_t barrier_episode;     // DCUDA_COMM_DEVICE barriers this rank has entered
   std::uint32_t acks_requested;      // host round trips this rank has started
   std::uint32_t waits_published;     // waits this rank has reported as long
   std::uint32_t record_writes;       // stores of its wait_record (its version field)
-  std::int32_t broadcast;            // result thread 0 hands to the block
-  std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
   std::uint32_t consumed[dcuda::protocol::tag_count];      // notifications consumed per tag
 };

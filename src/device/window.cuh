@@ -2,6 +2,7 @@
 // makes on its handle.
 #pragma once
 
+#include "device/log.cuh"
 #include "device/rank.cuh"
 
 using dcuda_win = int;
@@ -59,6 +60,11 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
   device::device_barrier(gst, protocol::call::win_create);
   const int slot = gst.broadcast;
   *win = slot >= 0 ? protocol::encode_window(slot, gst.generation[slot]) : DCUDA_WIN_NONE;
+  if (slot < 0 && gst.world_rank == 0) {  // every rank fails alike; one line says why
+    dcuda_log log = dcuda_log_get(gst);
+    log << "dcuda_win_create: all " << protocol::max_windows
+        << " window slots are in use; returning DCUDA_WIN_NONE" << log.flush;
+  }
 }
 
 __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {

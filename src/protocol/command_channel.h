@@ -30,7 +30,7 @@ inline constexpr std::uint32_t entry_header_bytes = 16;
 inline constexpr std::uint32_t entry_payload_bytes = entry_bytes - entry_header_bytes;
 
 struct channel_entry {
-  std::uint32_t sequence;  // ticket + 1 once the entry is complete (release); never 0 then
+  std::uint32_t sequence;  // ticket + 1 once the entry is complete (release)
   std::uint16_t type;      // message_type; continuation entries of a message repeat it
   std::uint16_t entries;   // entries of the whole message (first entry), 0 on continuations
   std::int32_t rank;       // world rank of the producer

@@ -20,9 +20,6 @@ enum class error_code : std::uint16_t {
   source_outside_window,     // values: source address, own window base, own window size, size
   negative_size,             // values: size
   negative_count,            // values: count
-  window_comm_mismatch,      // values: window comm, requested comm
-  windows_exhausted,         // values: max windows
-  watchdog_abort,            // values: none; the host asked the ranks to stop
   count_
 };
 

@@ -49,7 +49,7 @@ std::string describe_error(const protocol::error_report& report) {
       break;
     case error_code::window_not_on_target:
       text << "target rank " << v[1] << " has no window for handle " << v[0]
-           << " (it freed the window)";
+           << " (it freed the window, or never created it)";
       break;
     case error_code::target_range_outside:
       text << "offset " << v[0] << " + size " << v[1] << " exceeds the " << v[2]
@@ -65,15 +65,6 @@ std::string describe_error(const protocol::error_report& report) {
       break;
     case error_code::negative_count:
       text << "count " << v[0] << " is negative";
-      break;
-    case error_code::window_comm_mismatch:
-      text << "window belongs to " << comm_name(v[0]) << ", not " << comm_name(v[1]);
-      break;
-    case error_code::windows_exhausted:
-      text << "all " << v[0] << " window slots are in use";
-      break;
-    case error_code::watchdog_abort:
-      text << "stopped by the watchdog";
       break;
     default:
       text << "error code " << report.code;

@@ -31,8 +31,7 @@ auto guarded(const char* call, Body&& body) -> decltype(body()) {
 dcuda_host_context& checked(const char* call, dcuda_host_context_handle ctx) {
   if (ctx == nullptr) {
     throw dcuda::runtime::error(std::string(call) +
-                                ": the context handle is NULL (dcuda_host_init not called, or "
-                                "the context was finished)");
+                                ": the context handle is NULL (was dcuda_host_init called?)");
   }
   return *ctx;
 }

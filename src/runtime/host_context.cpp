@@ -19,8 +19,9 @@ int select_device(int device) {
   int count = 0;
   DCUDA_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device >= count) {
-    throw error("dcuda_host_init: DCUDA_DEVICE " + std::to_string(device) + " does not exist; " +
-                std::to_string(count) + " GPU(s) found");
+    throw error("dcuda_host_init: GPU " + std::to_string(device) +
+                " (DCUDA_DEVICE / --dcuda-device) does not exist; " + std::to_string(count) +
+                " GPU(s) found");
   }
   DCUDA_CUDA_CHECK(cudaSetDevice(device));
   return device;
@@ -45,22 +46,25 @@ bool print_log_lines(channel_consumer& logs) {
 }
 
 // Serves timers and pings. Pings are answered by storing the operation number the rank waits for.
-bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_t* acks) {
+// Messages carry world ranks; the per-rank host arrays are indexed by rank on this GPU.
+bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_t* acks,
+                    int rank_start) {
   auto message = commands.try_take();
   if (!message) {
     commands.publish_position();
     return false;
   }
   const auto now = cpu_timers::clock::now();
+  const int device_rank = message->rank - rank_start;
   switch (message->type) {
     case protocol::message_type::timer_start:
-      timers.start(now);
+      timers.start(device_rank, now);
       break;
     case protocol::message_type::timer_stop:
-      timers.stop(now);
+      timers.stop(device_rank, now);
       break;
     case protocol::message_type::ping:
-      protocol::system_atomic<std::uint32_t>(acks[message->rank])
+      protocol::system_atomic<std::uint32_t>(acks[device_rank])
           .store(static_cast<std::uint32_t>(message->aux), cuda::memory_order_release);
       break;
     default:
@@ -118,7 +122,8 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   cudaError_t kernel_status = cudaSuccess;
   {
     std::uint32_t* acks = state_.host_acks();
-    polling_thread command_proxy([&] { return serve_commands(commands, timers, acks); },
+    polling_thread command_proxy(
+        [&] { return serve_commands(commands, timers, acks, rank_info_.rank_start); },
                                  std::chrono::microseconds(0));
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cerrno>
+#include <limits>
+#include <sstream>
 
 #include "runtime/error.h"
 
@@ -15,24 +17,34 @@ struct setting_name {
   const char* argument;  // without the value: "--dcuda-device="
 };
 
-double parse_number(const setting_name& name, const std::string& text, double lowest) {
+[[noreturn]] void reject(const setting_name& name, const std::string& text,
+                         const std::string& expected) {
+  throw error(std::string("dcuda_host_init: setting ") + name.environment + " (" + name.argument +
+              "...) has the bad value '" + text + "'; expected " + expected);
+}
+
+double parse_number(const setting_name& name, const std::string& text, double lowest,
+                    double highest) {
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < lowest) {
-    throw error(std::string("dcuda_host_init: setting ") + name.environment + " (" +
-                name.argument + "...) has the bad value '" + text + "'; expected a number >= " +
-                std::to_string(lowest));
+  // `!(lowest <= value && value <= highest)` also rejects NaN.
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 ||
+      !(lowest <= value && value <= highest)) {
+    std::ostringstream expected;
+    expected << "a number from " << lowest << " to " << highest;
+    reject(name, text, expected.str());
   }
   return value;
 }
 
 int parse_integer(const setting_name& name, const std::string& text, int lowest) {
-  const double value = parse_number(name, text, lowest);
-  if (value != static_cast<int>(value)) {
-    throw error(std::string("dcuda_host_init: setting ") + name.environment + " (" +
-                name.argument + "...) has the bad value '" + text + "'; expected an integer >= " +
-                std::to_string(lowest));
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < lowest ||
+      value > std::numeric_limits<int>::max()) {
+    reject(name, text, "an integer >= " + std::to_string(lowest));
   }
   return static_cast<int>(value);
 }
@@ -68,7 +80,7 @@ settings read_settings(const std::vector<std::string>& arguments,
     result.max_ranks_per_device = parse_integer(ranks, *value, 1);
   }
   if (auto value = lookup(timeout, arguments, environment)) {
-    result.wait_timeout_s = parse_number(timeout, *value, 0.0);
+    result.wait_timeout_s = parse_number(timeout, *value, 0.0, 1e6);
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

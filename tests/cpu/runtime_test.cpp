@@ -39,7 +39,10 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
        {std::pair<std::string, std::string>{"DCUDA_RANKS_PER_DEVICE", "0"},
         {"DCUDA_RANKS_PER_DEVICE", "many"},
         {"DCUDA_WAIT_TIMEOUT", "-1"},
-        {"DCUDA_DEVICE", "1.5"}}) {
+        {"DCUDA_DEVICE", "1.5"},
+        {"DCUDA_WAIT_TIMEOUT", "nan"},
+        {"DCUDA_WAIT_TIMEOUT", "inf"},
+        {"DCUDA_RANKS_PER_DEVICE", "99999999999"}}) {
     try {
       runtime::read_settings({}, {{name, value}});
       throw dcuda_test::failure("no error for " + name + "=" + value);
@@ -53,19 +56,37 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
 DCUDA_TEST(cpu_timer_spans_first_start_to_last_stop) {
   runtime::cpu_timers timers(3);
   const auto t0 = runtime::cpu_timers::clock::now();
-  timers.start(t0);
-  timers.start(t0 + 1ms);
-  timers.stop(t0 + 5ms);
-  timers.start(t0 + 2ms);
-  timers.stop(t0 + 6ms);
-  DCUDA_CHECK(timers.results().empty());  // one rank has not stopped yet
-  timers.stop(t0 + 10ms);
+  timers.start(0, t0);
+  timers.start(1, t0 + 1ms);
+  timers.stop(0, t0 + 5ms);
+  timers.start(2, t0 + 2ms);
+  timers.stop(1, t0 + 6ms);
+  DCUDA_CHECK(timers.results().empty());  // rank 2 has not stopped yet
+  timers.stop(2, t0 + 10ms);
   DCUDA_CHECK_EQ(timers.results().size(), 1u);
   DCUDA_CHECK(std::abs(timers.results()[0] - 10.0) < 1e-9);
-  for (int r = 0; r < 3; ++r) timers.start(t0 + 20ms);
-  for (int r = 0; r < 3; ++r) timers.stop(t0 + 23ms);
+  for (int r = 0; r < 3; ++r) timers.start(r, t0 + 20ms);
+  for (int r = 0; r < 3; ++r) timers.stop(r, t0 + 23ms);
   DCUDA_CHECK_EQ(timers.results().size(), 2u);
   DCUDA_CHECK(std::abs(timers.results()[1] - 3.0) < 1e-9);
+}
+
+DCUDA_TEST(cpu_timer_keeps_overlapping_measurements_apart) {
+  // Rank 0 races ahead into measurement 2 while rank 1 is still in measurement 1.
+  runtime::cpu_timers timers(2);
+  const auto t0 = runtime::cpu_timers::clock::now();
+  timers.start(0, t0);
+  timers.start(1, t0 + 1ms);
+  timers.stop(0, t0 + 2ms);
+  timers.start(0, t0 + 3ms);   // measurement 2 begins
+  timers.stop(0, t0 + 4ms);    // rank 0 done with measurement 2
+  timers.stop(1, t0 + 10ms);   // rank 1 ends measurement 1
+  DCUDA_CHECK_EQ(timers.results().size(), 1u);
+  DCUDA_CHECK(std::abs(timers.results()[0] - 10.0) < 1e-9);
+  timers.start(1, t0 + 11ms);
+  timers.stop(1, t0 + 15ms);
+  DCUDA_CHECK_EQ(timers.results().size(), 2u);
+  DCUDA_CHECK(std::abs(timers.results()[1] - 12.0) < 1e-9);  // from rank 0's start at 3 ms
 }
 
 DCUDA_TEST(watchdog_reports_a_wait_without_progress_after_the_timeout) {

@@ -494,3 +494,55 @@ DCUDA_TEST(host_run_can_be_called_again) {
   }
   dcuda_host_finish(context);
 }
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// 32 windows at once succeed, the 33rd is DCUDA_WIN_NONE; freeing one makes room again.
+struct window_count_data {
+  int* buffer;
+  int created;
+  int none_returned;
+  int reused;
+};
+
+__global__ void window_slots_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  window_count_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  dcuda_win windows[32];
+  int created = 0;
+  for (int i = 0; i < 32; ++i) {
+    dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + i, 4, &windows[i]);
+    created += windows[i] != DCUDA_WIN_NONE;
+  }
+  dcuda_win extra;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer, 4, &extra);
+  dcuda_win_free(gst, windows[7]);
+  dcuda_win again;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer, 4, &again);
+  // The new window in slot 7 works, and the old handle of slot 7 does not alias it.
+  dcuda_put_notify(gst, again, (rank + 1) % 2, 0, 4, data->buffer, 4);
+  dcuda_wait_notifications(gst, 4, 1);
+  if (rank == 0 && threadIdx.x == 0) {
+    data->created = created;
+    data->none_returned = extra == DCUDA_WIN_NONE;
+    data->reused = again != DCUDA_WIN_NONE && again != windows[7];
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(window_slots_run_out_at_32_and_are_reused) {
+  require_gpu();
+  device_buffer<int> buffer(64);
+  window_count_data data{buffer.data, 0, 0, 0};
+  run_dcuda(window_slots_kernel, 64, data, {"--dcuda-ranks-per-device=2"});
+  DCUDA_CHECK_EQ(data.created, 32);
+  DCUDA_CHECK_EQ(data.none_returned, 1);
+  DCUDA_CHECK_EQ(data.reused, 1);
+}
