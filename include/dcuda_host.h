@@ -25,8 +25,8 @@ struct dcuda_rank_info {
   int process_index;     ///< index of my process
 };
 
-void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx,
-                     dcuda_kernel_t kernel, int threads_per_rank);
+void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcuda_kernel_t kernel,
+                     int threads_per_rank);
 
 void dcuda_host_get_rank_info(dcuda_host_context_handle ctx, dcuda_rank_info* rank_info);
 

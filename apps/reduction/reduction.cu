@@ -35,8 +35,8 @@ __global__ void kernel(dcuda_context_handle dcuda) {
 
   // create windows
   dcuda_win win;
-  dcuda_win_create(gst, DCUDA_COMM_WORLD, data->data,
-                   2 * local_size * blockDim.x * sizeof(double), &win);
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, data->data, 2 * local_size * blockDim.x * sizeof(double),
+                   &win);
 
   // timing
   dcuda_start_cpu_timer(gst);

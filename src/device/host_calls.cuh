@@ -34,15 +34,14 @@ __device__ inline void dcuda_ping_host(dcuda_state& gst) {
     device::send_signal(gst, gst.ctx->commands, protocol::message_type::ping,
                         static_cast<std::int32_t>(operation), protocol::call::ping_host);
     std::uint32_t* acks = &gst.ctx->host_acks[gst.device_rank];
-    device::spin_until(gst,
-                       device::wait_description{protocol::call::ping_host,
-                                                protocol::wait_kind::host_ack,
-                                                static_cast<std::int32_t>(operation), operation},
-                       [&](std::uint32_t& answered) {
-                         answered = protocol::system_atomic<std::uint32_t>(*acks).load(
-                             cuda::memory_order_acquire);
-                         return protocol::reached(answered, operation);
-                       });
+    device::spin_until(
+        gst,
+        device::wait_description{protocol::call::ping_host, protocol::wait_kind::host_ack,
+                                 static_cast<std::int32_t>(operation), operation},
+        [&](std::uint32_t& answered) {
+          answered = protocol::system_atomic<std::uint32_t>(*acks).load(cuda::memory_order_acquire);
+          return protocol::reached(answered, operation);
+        });
   }
   __syncthreads();
 }

@@ -82,8 +82,8 @@ class dcuda_log {
     }
     const channel_view& channel = gst_->ctx->logs;
     const std::uint32_t n = entries_for_bytes(static_cast<std::uint32_t>(length_));
-    const std::uint32_t first = dcuda::device::reserve_channel(*gst_, channel, n, call::log, 1,
-                                                               threadIdx.x == 0);
+    const std::uint32_t first =
+        dcuda::device::reserve_channel(*gst_, channel, n, call::log, 1, threadIdx.x == 0);
     for (std::uint32_t i = 0; i < n; ++i) {
       volatile channel_entry& entry = entry_at(channel, first + i);
       entry.type = static_cast<std::uint16_t>(message_type::log_line);
@@ -106,6 +106,10 @@ class dcuda_log {
   char text_[dcuda::protocol::max_log_line];
 };
 
-__device__ inline dcuda_log dcuda_log_get(dcuda_state& gst) { return dcuda_log(gst, false); }
+__device__ inline dcuda_log dcuda_log_get(dcuda_state& gst) {
+  return dcuda_log(gst, false);
+}
 
-__device__ inline dcuda_log dcuda_log_get_thread(dcuda_state& gst) { return dcuda_log(gst, true); }
+__device__ inline dcuda_log dcuda_log_get_thread(dcuda_state& gst) {
+  return dcuda_log(gst, true);
+}

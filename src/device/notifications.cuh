@@ -1,6 +1,7 @@
-// dcuda_test_notifications / dcuda_wait_notifications (thesis listing 4.2). Thread 0 reads the
-// arrival counters with acquire, so once it has seen enough, the data the notifying ranks put
-// before their release is visible to it, and through the block barrier to all threads.
+// dcuda_test_notifications / dcuda_wait_notifications (thesis listing 4.2). Thread 0 polls the
+// arrival counters with relaxed loads and, once it has seen enough, issues one acquire fence:
+// the data the notifying ranks put before their release is then visible to it, and through the
+// block barrier to all threads.
 #pragma once
 
 #include "device/rank.cuh"
@@ -8,24 +9,34 @@
 
 namespace dcuda::device {
 
+// Notifications of `tag` that have arrived at this rank. Relaxed loads: a poll loop calls this
+// many times, and the caller issues one acquire fence once it has seen enough.
 __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
-  const dcuda_context* ctx = gst.ctx;
   const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
                                                       static_cast<std::uint32_t>(tag));
-  std::uint32_t arrived =
-      protocol::device_atomic<std::uint32_t>(ctx->device_notifications[index])
-          .load(cuda::memory_order_acquire);
+  std::uint32_t arrived = protocol::device_atomic<std::uint32_t>(gst.notifications[index])
+                              .load(cuda::memory_order_relaxed);
   // Counters written by the host proxy are only read when other processes exist: a read of
   // host memory costs a PCIe round trip.
-  if (ctx->process_count > 1) {
-    arrived += protocol::system_atomic<std::uint32_t>(ctx->host_notifications[index])
-                   .load(cuda::memory_order_acquire);
+  if (gst.process_count > 1) {
+    arrived += protocol::system_atomic<std::uint32_t>(gst.ctx->host_notifications[index])
+                   .load(cuda::memory_order_relaxed);
   }
   return arrived;
 }
 
-__device__ inline void check_notification_args(const dcuda_state& gst, protocol::call call,
-                                               int tag, int count) {
+// Makes the data the notifying ranks published before their release visible to this thread
+// (and, through the barrier that follows, to the block).
+__device__ inline void acquire_notified_data(const dcuda_state& gst) {
+  if (gst.process_count > 1) {
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+  } else {
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  }
+}
+
+__device__ inline void check_notification_args(const dcuda_state& gst, protocol::call call, int tag,
+                                               int count) {
   check_tag(gst, call, tag);
   if (count < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, count);
 }
@@ -40,7 +51,10 @@ __device__ inline int dcuda_test_notifications(dcuda_state& gst, int tag, int co
     const auto needed = static_cast<std::uint32_t>(count);
     const bool ready = protocol::notifications_available(device::arrived_notifications(gst, tag),
                                                          gst.consumed[tag], needed);
-    if (ready) gst.consumed[tag] += needed;
+    if (ready) {
+      device::acquire_notified_data(gst);
+      gst.consumed[tag] += needed;
+    }
     gst.broadcast = ready ? 1 : 0;
   }
   __syncthreads();
@@ -62,6 +76,7 @@ __device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int c
                          available = protocol::notifications_pending(arrived, consumed);
                          return protocol::notifications_available(arrived, consumed, needed);
                        });
+    device::acquire_notified_data(gst);
     gst.consumed[tag] = consumed + needed;
   }
   __syncthreads();

@@ -11,14 +11,17 @@
 
 namespace dcuda::device {
 
-// Checks the arguments of a put and returns the target address.
+// Checks the arguments of a put and returns the target address. Both window entries are loaded
+// before either is used, so their two global loads overlap.
 __device__ inline void* checked_put_target(const dcuda_state& gst, protocol::call call,
                                            dcuda_win win, int rank, int offset, int size,
                                            const void* buffer, int* target_device_rank) {
-  const protocol::window_entry& own = checked_window(gst, call, win);
-  check_rank(gst, call, own.comm, rank);
-  const int target = device_rank_of(gst, own.comm, rank);
-  const protocol::window_entry& remote = window_of(gst, protocol::window_slot(win), target);
+  const int slot = checked_window_slot(gst, call, win);
+  const dcuda_comm comm = window_comm(gst, slot);
+  check_rank(gst, call, comm, rank);
+  const int target = device_rank_of(gst, comm, rank);
+  const protocol::window_entry own = window_of(gst, slot, gst.device_rank);
+  const protocol::window_entry remote = window_of(gst, slot, target);
   if (remote.generation != protocol::window_generation(win)) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, win, rank);
   }
@@ -38,14 +41,14 @@ __device__ inline void* checked_put_target(const dcuda_state& gst, protocol::cal
 }
 
 // Thread 0 counts one notification at the target. Must follow a block barrier so that the
-// release covers every thread's stores.
-__device__ inline void signal_device_rank(const dcuda_state& gst, int target_device_rank,
-                                          int tag) {
+// release covers every thread's stores (PTX release is cumulative over what the barrier ordered
+// before it). A reduction, not an atomic: the sender needs no answer, so it does not wait for one.
+__device__ inline void signal_device_rank(const dcuda_state& gst, int target_device_rank, int tag) {
   if (threadIdx.x == 0) {
-    protocol::device_atomic<std::uint32_t>(
-        gst.ctx->device_notifications[protocol::counter_index(
-            static_cast<std::uint32_t>(target_device_rank), static_cast<std::uint32_t>(tag))])
-        .fetch_add(1u, cuda::memory_order_release);
+    std::uint32_t* counter =
+        gst.notifications + protocol::counter_index(static_cast<std::uint32_t>(target_device_rank),
+                                                    static_cast<std::uint32_t>(tag));
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
   }
 }
 
@@ -56,8 +59,8 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::put);
   int target = 0;
-  void* destination =
-      device::checked_put_target(gst, protocol::call::put, win, rank, offset, size, buffer, &target);
+  void* destination = device::checked_put_target(gst, protocol::call::put, win, rank, offset, size,
+                                                 buffer, &target);
   device::block_copy(destination, buffer, static_cast<std::uint64_t>(size));
   __syncthreads();  // complete on return: the caller may reuse its buffer at once
 }
@@ -87,5 +90,5 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
 __device__ inline void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::win_flush);
-  device::checked_window(gst, protocol::call::win_flush, win);
+  device::checked_window_slot(gst, protocol::call::win_flush, win);
 }

@@ -24,13 +24,13 @@ __device__ inline void check_comm(const dcuda_state& gst, protocol::call call, d
 }
 
 __device__ inline int comm_size(const dcuda_state& gst, dcuda_comm comm) {
-  return comm == DCUDA_COMM_WORLD ? gst.ctx->world_size : gst.ctx->device_ranks;
+  return comm == DCUDA_COMM_WORLD ? gst.world_size : gst.device_ranks;
 }
 
 // Rank index within `comm` -> block index on this GPU. With one process per run (the only case
 // until the multi-process transport lands) every world rank lives on this GPU.
 __device__ inline int device_rank_of(const dcuda_state& gst, dcuda_comm comm, int rank) {
-  return comm == DCUDA_COMM_WORLD ? rank - gst.ctx->rank_start : rank;
+  return comm == DCUDA_COMM_WORLD ? rank - gst.rank_start : rank;
 }
 
 __device__ inline void check_rank(const dcuda_state& gst, protocol::call call, dcuda_comm comm,
@@ -52,22 +52,23 @@ __device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
   if (threadIdx.x == 0) {
     const dcuda_context* ctx = gst.ctx;
     const std::uint32_t episode = ++gst.barrier_episode;
-    const auto participants = static_cast<std::uint32_t>(ctx->device_ranks);
+    const auto participants = static_cast<std::uint32_t>(gst.device_ranks);
+    std::uint32_t* arrivals = ctx->barrier_arrivals;
     // Release: the block's writes (ordered before thread 0 by the entry barrier) are visible to
     // every rank that observes the arrival.
-    protocol::device_atomic<std::uint32_t>(*ctx->barrier_arrivals)
-        .fetch_add(1u, cuda::memory_order_acq_rel);
+    protocol::device_atomic<std::uint32_t>(*arrivals).fetch_add(1u, cuda::memory_order_release);
     const std::uint32_t target = protocol::barrier_target(episode, participants);
     spin_until(gst,
                wait_description{call, protocol::wait_kind::barrier,
                                 static_cast<std::int32_t>(episode), participants},
                [&](std::uint32_t& arrived) {
-                 const std::uint32_t now = protocol::device_atomic<std::uint32_t>(
-                                               *ctx->barrier_arrivals)
-                                               .load(cuda::memory_order_acquire);
+                 const std::uint32_t now = protocol::device_atomic<std::uint32_t>(*arrivals).load(
+                     cuda::memory_order_relaxed);
                  arrived = participants - protocol::barrier_missing(now, episode, participants);
                  return protocol::reached(now, target);
                });
+    // Acquire, once: what every rank wrote before arriving is visible to this block.
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   }
   __syncthreads();
 }
@@ -85,10 +86,17 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
   device::enter_collective(dcuda, protocol::call::gpu_init);
   if (threadIdx.x == 0) {
     gst.ctx = dcuda;
+    gst.notifications = dcuda->device_notifications;
+    gst.windows = dcuda->windows;
     gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
     gst.world_rank = world_rank;
+    gst.rank_start = dcuda->rank_start;
+    gst.world_size = dcuda->world_size;
+    gst.device_ranks = dcuda->device_ranks;
+    gst.process_count = dcuda->process_count;
     gst.barrier_episode = 0;
     gst.windows_in_use = 0;
+    gst.world_windows = 0;
     gst.acks_requested = 0;
     gst.waits_published = 0;
     gst.record_writes = 0;
@@ -110,7 +118,8 @@ __device__ inline void dcuda_gpu_finish(dcuda_state& gst) {
   device::device_barrier(gst, protocol::call::gpu_finish);
   if (threadIdx.x == 0) {
     device::write_wait_record(
-        gst, device::wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0},
+        gst,
+        device::wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0},
         0, gst.waits_published);
   }
 }

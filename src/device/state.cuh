@@ -8,20 +8,31 @@
 #include "protocol/limits.h"
 
 struct dcuda_state {
-  // Read by every thread of the rank.
+  // Read by every thread of the rank. The fast path reads only shared memory before the one
+  // global load of the target's window entry: the context fields it needs are copied here at
+  // dcuda_gpu_init (each hop through the context in global memory would be a dependent L2 round
+  // trip, since every acquire load invalidates L1).
   const dcuda_context* ctx;
-  std::int32_t device_rank;          // blockIdx.x
-  std::int32_t world_rank;           // rank_start + blockIdx.x
-  std::uint32_t windows_in_use;      // bit per window slot
-  std::int32_t broadcast;            // result thread 0 hands to the block
+  std::uint32_t* notifications;            // ctx->device_notifications
+  dcuda::protocol::window_entry* windows;  // ctx->windows
+  std::int32_t device_rank;                // blockIdx.x
+  std::int32_t world_rank;                 // rank_start + blockIdx.x
+  std::int32_t rank_start;                 // ctx->rank_start
+  std::int32_t world_size;                 // ctx->world_size
+  std::int32_t device_ranks;               // ctx->device_ranks
+  std::int32_t process_count;              // ctx->process_count
+  std::uint32_t windows_in_use;            // bit per window slot
+  std::uint32_t world_windows;             // bit per slot whose window is on DCUDA_COMM_WORLD
+  std::int32_t broadcast;                  // result thread 0 hands to the block
+  std::int32_t pad;
   std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
 
   // Read and written by thread 0 only. Kept apart from the fields above so that the compiler's
   // merged 64-bit loads of neighbouring fields never mix the two groups (racecheck would flag
   // thread 0's stores against the other threads' loads).
-  std::uint32_t barrier_episode;     // DCUDA_COMM_DEVICE barriers this rank has entered
-  std::uint32_t acks_requested;      // host round trips this rank has started
-  std::uint32_t waits_published;     // waits this rank has reported as long
-  std::uint32_t record_writes;       // stores of its wait_record (its version field)
-  std::uint32_t consumed[dcuda::protocol::tag_count];      // notifications consumed per tag
+  std::uint32_t barrier_episode;  // DCUDA_COMM_DEVICE barriers this rank has entered
+  std::uint32_t acks_requested;   // host round trips this rank has started
+  std::uint32_t waits_published;  // waits this rank has reported as long
+  std::uint32_t record_writes;    // stores of its wait_record (its version field)
+  std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
 };

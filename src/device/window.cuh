@@ -11,28 +11,38 @@ using dcuda_win = int;
 namespace dcuda::device {
 
 __device__ inline protocol::window_entry& window_of(const dcuda_state& gst, int slot,
-                                                          int device_rank) {
-  return gst.ctx->windows[protocol::window_index(slot, static_cast<std::uint32_t>(device_rank),
-                                                 static_cast<std::uint32_t>(
-                                                     gst.ctx->device_ranks))];
+                                                    int device_rank) {
+  return gst.windows[protocol::window_index(slot, static_cast<std::uint32_t>(device_rank),
+                                            static_cast<std::uint32_t>(gst.device_ranks))];
 }
 
-// The caller's own entry of a window it holds a valid handle for; fails otherwise.
-__device__ inline const protocol::window_entry& checked_window(const dcuda_state& gst,
-                                                               protocol::call call,
-                                                               dcuda_win win) {
+// Fails unless `win` is a window the caller holds; returns its slot.
+__device__ inline int checked_window_slot(const dcuda_state& gst, protocol::call call,
+                                          dcuda_win win) {
   const int slot = protocol::window_slot(win);
   if (!protocol::window_handle_well_formed(win) || (gst.windows_in_use & (1u << slot)) == 0u ||
       gst.generation[slot] != protocol::window_generation(win)) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_window, win);
   }
-  return window_of(gst, slot, gst.device_rank);
+  return slot;
+}
+
+__device__ inline dcuda_comm window_comm(const dcuda_state& gst, int slot) {
+  return (gst.world_windows >> slot) & 1u ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE;
+}
+
+// Logged once (by world rank 0) when dcuda_win_create runs out of slots. Out of line: its
+// line buffer would otherwise sit in the stack frame of every kernel that creates windows.
+__device__ __noinline__ inline void log_windows_exhausted(dcuda_state& gst) {
+  dcuda_log log = dcuda_log_get(gst);
+  log << "dcuda_win_create: all " << protocol::max_windows
+      << " window slots are in use; returning DCUDA_WIN_NONE" << log.flush;
 }
 
 }  // namespace dcuda::device
 
-__device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void* winbase,
-                                        int size, dcuda_win* win) {
+__device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void* winbase, int size,
+                                        dcuda_win* win) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::win_create);
   device::check_comm(gst, protocol::call::win_create, comm);
@@ -50,6 +60,8 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
       const std::uint32_t generation = protocol::next_generation(gst.generation[slot]);
       gst.generation[slot] = generation;
       gst.windows_in_use |= 1u << slot;
+      gst.world_windows = comm == DCUDA_COMM_WORLD ? gst.world_windows | (1u << slot)
+                                                   : gst.world_windows & ~(1u << slot);
       protocol::window_entry& entry = device::window_of(gst, slot, gst.device_rank);
       entry.base = reinterpret_cast<std::uint64_t>(winbase);
       entry.size = static_cast<std::uint64_t>(size);
@@ -61,22 +73,20 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
   const int slot = gst.broadcast;
   *win = slot >= 0 ? protocol::encode_window(slot, gst.generation[slot]) : DCUDA_WIN_NONE;
   if (slot < 0 && gst.world_rank == 0) {  // every rank fails alike; one line says why
-    dcuda_log log = dcuda_log_get(gst);
-    log << "dcuda_win_create: all " << protocol::max_windows
-        << " window slots are in use; returning DCUDA_WIN_NONE" << log.flush;
+    device::log_windows_exhausted(gst);
   }
 }
 
 __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::win_free);
-  const protocol::window_entry& own = device::checked_window(gst, protocol::call::win_free, win);
+  const int slot = device::checked_window_slot(gst, protocol::call::win_free, win);
   // After this barrier no rank is inside a put to this window (device-local puts complete
   // before they return), so the entry can be cleared.
   device::device_barrier(gst, protocol::call::win_free);
   if (threadIdx.x == 0) {
-    device::window_of(gst, protocol::window_slot(win), gst.device_rank).generation = 0;
-    gst.windows_in_use &= ~(1u << protocol::window_slot(win));
+    device::window_of(gst, slot, gst.device_rank).generation = 0;
+    gst.windows_in_use &= ~(1u << slot);
   }
   __syncthreads();
 }

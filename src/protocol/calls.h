@@ -28,13 +28,23 @@ enum class call : std::uint16_t {
 };
 
 constexpr const char* call_name(call c) {
-  constexpr const char* names[] = {
-      "dcuda_gpu_init",       "dcuda_gpu_finish",          "dcuda_comm_barrier",
-      "dcuda_win_create",     "dcuda_win_free",            "dcuda_notify",
-      "dcuda_put",            "dcuda_put_notify",          "dcuda_win_flush",
-      "dcuda_test_notifications", "dcuda_wait_notifications", "dcuda_start_cpu_timer",
-      "dcuda_stop_cpu_timer", "dcuda_log",                 "dcuda_ping_host",
-      "dcuda_comm_size",      "dcuda_comm_rank"};
+  constexpr const char* names[] = {"dcuda_gpu_init",
+                                   "dcuda_gpu_finish",
+                                   "dcuda_comm_barrier",
+                                   "dcuda_win_create",
+                                   "dcuda_win_free",
+                                   "dcuda_notify",
+                                   "dcuda_put",
+                                   "dcuda_put_notify",
+                                   "dcuda_win_flush",
+                                   "dcuda_test_notifications",
+                                   "dcuda_wait_notifications",
+                                   "dcuda_start_cpu_timer",
+                                   "dcuda_stop_cpu_timer",
+                                   "dcuda_log",
+                                   "dcuda_ping_host",
+                                   "dcuda_comm_size",
+                                   "dcuda_comm_rank"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";

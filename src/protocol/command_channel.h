@@ -22,7 +22,7 @@ enum class message_type : std::uint16_t {
   log_line,     // aux = thread (or -1 for the rank's own stream); payload: text
   timer_start,  // host takes the time on receipt
   timer_stop,
-  ping,         // host answers by acknowledging `aux` (dcuda_ping_host)
+  ping,  // host answers by acknowledging `aux` (dcuda_ping_host)
 };
 
 inline constexpr std::uint32_t entry_bytes = 64;
@@ -40,10 +40,10 @@ struct channel_entry {
 static_assert(sizeof(channel_entry) == entry_bytes);
 
 struct channel_view {
-  channel_entry* entries;   // capacity entries, host memory
-  std::uint32_t capacity;   // power of two
-  std::uint32_t* ticket;    // producers' counter
-  std::uint32_t* consumed;  // consumer's published position (host memory)
+  channel_entry* entries;        // capacity entries, host memory
+  std::uint32_t capacity;        // power of two
+  std::uint32_t* ticket;         // producers' counter
+  std::uint32_t* consumed;       // consumer's published position (host memory)
   std::uint32_t* consumed_seen;  // producers' cached copy of `consumed` (device memory)
 };
 

@@ -20,19 +20,19 @@ struct dcuda_context {
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 
   // Device memory, written by device atomics.
-  std::uint32_t* device_notifications;  // [device_ranks][256]
-  std::uint32_t* barrier_arrivals;      // DCUDA_COMM_DEVICE barrier counter
-  std::uint32_t* first_error;           // 0 until one thread claims the right to report
+  std::uint32_t* device_notifications;     // [device_ranks][256]
+  std::uint32_t* barrier_arrivals;         // DCUDA_COMM_DEVICE barrier counter
+  std::uint32_t* first_error;              // 0 until one thread claims the right to report
   dcuda::protocol::window_entry* windows;  // [max_windows][device_ranks]
 
   // Host memory mapped into the device.
-  std::uint32_t* host_notifications;        // [device_ranks][256], written by the host proxy
-  std::uint32_t* host_acks;                 // [device_ranks], operations the proxy has answered
-  std::uint32_t* abort_requested;           // set by the host watchdog: waiting ranks stop
+  std::uint32_t* host_notifications;           // [device_ranks][256], written by the host proxy
+  std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered
+  std::uint32_t* abort_requested;              // set by the host watchdog: waiting ranks stop
   dcuda::protocol::wait_record* wait_records;  // [device_ranks]
-  dcuda::protocol::error_report* error;     // the first misuse found on this GPU
-  dcuda::protocol::channel_view commands;   // timers, pings (and remote operations later)
-  dcuda::protocol::channel_view logs;       // dcuda_log lines
+  dcuda::protocol::error_report* error;        // the first misuse found on this GPU
+  dcuda::protocol::channel_view commands;      // timers, pings (and remote operations later)
+  dcuda::protocol::channel_view logs;          // dcuda_log lines
 
   std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
 };

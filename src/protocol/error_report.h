@@ -9,27 +9,27 @@ namespace dcuda::protocol {
 
 enum class error_code : std::uint16_t {
   none,
-  partial_collective,        // values: calling threads, threads of the rank
-  not_in_shared_memory,      // values: address of the dcuda_state
-  bad_communicator,          // values: comm
-  tag_out_of_range,          // values: tag
-  rank_out_of_range,         // values: rank, communicator size, comm
-  bad_window,                // values: handle
-  window_not_on_target,      // values: handle, target rank (target freed or never created it)
-  target_range_outside,      // values: offset, size, target window size, target rank
-  source_outside_window,     // values: source address, own window base, own window size, size
-  negative_size,             // values: size
-  negative_count,            // values: count
+  partial_collective,     // values: calling threads, threads of the rank
+  not_in_shared_memory,   // values: address of the dcuda_state
+  bad_communicator,       // values: comm
+  tag_out_of_range,       // values: tag
+  rank_out_of_range,      // values: rank, communicator size, comm
+  bad_window,             // values: handle
+  window_not_on_target,   // values: handle, target rank (target freed or never created it)
+  target_range_outside,   // values: offset, size, target window size, target rank
+  source_outside_window,  // values: source address, own window base, own window size, size
+  negative_size,          // values: size
+  negative_count,         // values: count
   count_
 };
 
 struct error_report {
-  std::uint32_t written;     // 0 until the report is complete (release-stored last)
-  std::uint16_t call_id;     // protocol::call
-  std::uint16_t code;        // protocol::error_code
-  std::int32_t rank;         // world rank of the reporting rank
-  std::int32_t thread;       // threadIdx.x of the reporting thread
-  std::int64_t values[4];    // meaning depends on code
+  std::uint32_t written;   // 0 until the report is complete (release-stored last)
+  std::uint16_t call_id;   // protocol::call
+  std::uint16_t code;      // protocol::error_code
+  std::int32_t rank;       // world rank of the reporting rank
+  std::int32_t thread;     // threadIdx.x of the reporting thread
+  std::int64_t values[4];  // meaning depends on code
 };
 
 }  // namespace dcuda::protocol

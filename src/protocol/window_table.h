@@ -23,7 +23,9 @@ static_assert(sizeof(window_entry) == 32);
 DCUDA_HD constexpr int encode_window(int slot, std::uint32_t generation) {
   return static_cast<int>(((generation & 0x7fffffu) << 8) | static_cast<std::uint32_t>(slot));
 }
-DCUDA_HD constexpr int window_slot(int handle) { return handle & 0xff; }
+DCUDA_HD constexpr int window_slot(int handle) {
+  return handle & 0xff;
+}
 DCUDA_HD constexpr std::uint32_t window_generation(int handle) {
   return static_cast<std::uint32_t>(handle) >> 8;
 }
@@ -58,8 +60,8 @@ DCUDA_HD constexpr bool range_inside_window(std::int64_t offset, std::int64_t si
 // [address, address + size) inside the window [base, base + window_size).
 DCUDA_HD constexpr bool buffer_inside_window(std::uint64_t address, std::int64_t size,
                                              std::uint64_t base, std::uint64_t window_size) {
-  return address >= base && range_inside_window(static_cast<std::int64_t>(address - base), size,
-                                                window_size);
+  return address >= base &&
+         range_inside_window(static_cast<std::int64_t>(address - base), size, window_size);
 }
 
 }  // namespace dcuda::protocol

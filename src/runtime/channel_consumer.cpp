@@ -9,8 +9,8 @@ std::optional<channel_message> channel_consumer::try_take() {
   for (std::uint32_t i = 1; i < entries; ++i) {
     if (protocol::ready_entry(view_, position_ + i) == nullptr) return std::nullopt;
   }
-  channel_message message{static_cast<protocol::message_type>(first->type), first->rank,
-                          first->aux, {}};
+  channel_message message{
+      static_cast<protocol::message_type>(first->type), first->rank, first->aux, {}};
   if (message.type == protocol::message_type::log_line) {
     for (std::uint32_t i = 0; i < entries; ++i) {
       const protocol::channel_entry& entry = protocol::entry_at(view_, position_ + i);

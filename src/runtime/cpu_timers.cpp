@@ -25,8 +25,8 @@ void cpu_timers::stop(int rank, clock::time_point now) {
   // Measurements complete in order: a later one waits for the earlier ones.
   while (!open_.empty() && open_.front().stops == ranks_) {
     const measurement& done = open_.front();
-    const auto begin = done.first_start == clock::time_point::max() ? done.last_stop
-                                                                    : done.first_start;
+    const auto begin =
+        done.first_start == clock::time_point::max() ? done.last_stop : done.first_start;
     results_.push_back(std::chrono::duration<double, std::milli>(done.last_stop - begin).count());
     open_.pop_front();
     ++completed_;

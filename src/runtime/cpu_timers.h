@@ -16,7 +16,8 @@ class cpu_timers {
   using clock = std::chrono::steady_clock;
 
   explicit cpu_timers(int ranks)
-      : ranks_(ranks), starts_(static_cast<std::size_t>(ranks)),
+      : ranks_(ranks),
+        starts_(static_cast<std::size_t>(ranks)),
         stops_(static_cast<std::size_t>(ranks)) {}
 
   // `rank`: index of the rank on this GPU.

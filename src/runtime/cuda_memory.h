@@ -16,7 +16,8 @@ class device_array {
  public:
   device_array() = default;
   explicit device_array(std::size_t count) : count_(count) {
-    if (count_ != 0) DCUDA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
+    if (count_ != 0)
+      DCUDA_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
   }
   device_array(device_array&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}

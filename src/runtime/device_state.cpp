@@ -6,8 +6,15 @@ namespace dcuda::runtime {
 namespace {
 
 // Offsets in device_words_ / host_words_.
-enum device_word { barrier_word, first_error_word, command_ticket, log_ticket, command_seen,
-                   log_seen, device_word_count };
+enum device_word {
+  barrier_word,
+  first_error_word,
+  command_ticket,
+  log_ticket,
+  command_seen,
+  log_seen,
+  device_word_count
+};
 enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
 
 }  // namespace
@@ -40,8 +47,8 @@ device_state::device_state(int device_ranks, int threads_per_rank, double report
   context_.wait_records = wait_records_.device();
   context_.error = error_.device();
   context_.commands = {command_entries_.device(), command_capacity,
-                       device_words_.get() + command_ticket, host_words_.device() + command_consumed,
-                       device_words_.get() + command_seen};
+                       device_words_.get() + command_ticket,
+                       host_words_.device() + command_consumed, device_words_.get() + command_seen};
   context_.logs = {log_entries_.device(), log_capacity, device_words_.get() + log_ticket,
                    host_words_.device() + log_consumed, device_words_.get() + log_seen};
   context_.report_wait_after_ns = static_cast<std::uint64_t>(report_wait_after_s * 1e9);
@@ -69,8 +76,8 @@ void device_state::request_abort() const {
 }
 
 protocol::channel_view device_state::command_channel() const {
-  return {command_entries_.host(), command_capacity, nullptr,
-          host_words_.host() + command_consumed, nullptr};
+  return {command_entries_.host(), command_capacity, nullptr, host_words_.host() + command_consumed,
+          nullptr};
 }
 
 protocol::channel_view device_state::log_channel() const {

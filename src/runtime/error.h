@@ -18,10 +18,10 @@ class error : public std::runtime_error {
 }  // namespace dcuda::runtime
 
 // Checks a CUDA runtime call; the message carries the call as written.
-#define DCUDA_CUDA_CHECK(call)                                        \
-  do {                                                                \
-    const cudaError_t dcuda_status_ = (call);                         \
-    if (dcuda_status_ != cudaSuccess) {                               \
-      ::dcuda::runtime::throw_cuda_error(dcuda_status_, #call);       \
-    }                                                                 \
+#define DCUDA_CUDA_CHECK(call)                                  \
+  do {                                                          \
+    const cudaError_t dcuda_status_ = (call);                   \
+    if (dcuda_status_ != cudaSuccess) {                         \
+      ::dcuda::runtime::throw_cuda_error(dcuda_status_, #call); \
+    }                                                           \
   } while (0)

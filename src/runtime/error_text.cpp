@@ -34,7 +34,8 @@ std::string describe_error(const protocol::error_report& report) {
            << " is not in shared memory; declare it `__shared__ dcuda_state gst;`";
       break;
     case error_code::bad_communicator:
-      text << "communicator " << v[0] << " is neither DCUDA_COMM_WORLD (0) nor DCUDA_COMM_DEVICE (1)";
+      text << "communicator " << v[0]
+           << " is neither DCUDA_COMM_WORLD (0) nor DCUDA_COMM_DEVICE (1)";
       break;
     case error_code::tag_out_of_range:
       text << "tag " << v[0] << " is outside 0..255";
@@ -79,12 +80,12 @@ std::string describe_wait(const protocol::wait_record& record, int device_ranks)
   const char* call = protocol::call_name(static_cast<protocol::call>(record.call_id));
   switch (static_cast<wait_kind>(record.kind)) {
     case wait_kind::notifications:
-      text << call << "(tag " << record.detail << ", count " << record.needed << "): "
-           << record.available << " of " << record.needed << " notifications arrived";
+      text << call << "(tag " << record.detail << ", count " << record.needed
+           << "): " << record.available << " of " << record.needed << " notifications arrived";
       break;
     case wait_kind::barrier:
-      text << call << ": barrier " << record.detail << " of DCUDA_COMM_DEVICE, "
-           << record.available << " of " << device_ranks << " ranks arrived";
+      text << call << ": barrier " << record.detail << " of DCUDA_COMM_DEVICE, " << record.available
+           << " of " << device_ranks << " ranks arrived";
       break;
     case wait_kind::channel_room:
       text << call << ": waiting for room in the " << (record.detail == 0 ? "command" : "log")

@@ -47,8 +47,7 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
     for (int i = 1; i < argc && argv != nullptr; ++i) {
       if (argv[i] != nullptr) arguments.emplace_back(argv[i]);
     }
-    auto settings =
-        dcuda::runtime::read_settings(arguments, dcuda::runtime::dcuda_environment());
+    auto settings = dcuda::runtime::read_settings(arguments, dcuda::runtime::dcuda_environment());
     // The handle is the C API's owning pointer; dcuda_host_finish takes ownership back.
     *ctx = std::make_unique<dcuda_host_context>(settings, kernel, threads_per_rank).release();
   });
@@ -73,7 +72,6 @@ std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
 }
 
 void dcuda_host_finish(dcuda_host_context_handle ctx) {
-  guarded("dcuda_host_finish", [&] {
-    std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx));
-  });
+  guarded("dcuda_host_finish",
+          [&] { std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx)); });
 }

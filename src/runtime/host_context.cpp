@@ -124,7 +124,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     std::uint32_t* acks = state_.host_acks();
     polling_thread command_proxy(
         [&] { return serve_commands(commands, timers, acks, rank_info_.rank_start); },
-                                 std::chrono::microseconds(0));
+        std::chrono::microseconds(0));
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
 

@@ -11,8 +11,8 @@
 namespace dcuda::runtime {
 
 struct launch_config {
-  int ranks;             // blocks of the persistent kernel
-  int ranks_per_sm;      // occupancy found
+  int ranks;         // blocks of the persistent kernel
+  int ranks_per_sm;  // occupancy found
   int multiprocessors;
 };
 

@@ -86,7 +86,8 @@ void run_contention(std::uint32_t capacity, std::uint32_t start, int producers, 
   }
   for (auto& t : threads) t.join();
   DCUDA_CHECK(!reader.try_take().has_value());  // nothing extra
-  for (int p = 0; p < producers; ++p) DCUDA_CHECK_EQ(next[static_cast<std::size_t>(p)], per_producer);
+  for (int p = 0; p < producers; ++p)
+    DCUDA_CHECK_EQ(next[static_cast<std::size_t>(p)], per_producer);
 }
 
 }  // namespace

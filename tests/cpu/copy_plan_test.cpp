@@ -37,8 +37,8 @@ DCUDA_TEST(copy_plan_reproduces_memcpy) {
       const std::uint64_t size = 200;
       const auto* s = source.data() + offset_s;
       auto* d = target.data() + offset_d;
-      const copy_plan plan = plan_copy(reinterpret_cast<std::uint64_t>(s),
-                                       reinterpret_cast<std::uint64_t>(d), size);
+      const copy_plan plan =
+          plan_copy(reinterpret_cast<std::uint64_t>(s), reinterpret_cast<std::uint64_t>(d), size);
       std::memcpy(d, s, plan.head_bytes);
       std::memcpy(d + plan.head_bytes, s + plan.head_bytes, plan.vectors * plan.vector_bytes);
       const std::uint64_t body = plan.head_bytes + plan.vectors * plan.vector_bytes;

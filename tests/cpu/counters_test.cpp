@@ -83,7 +83,9 @@ void run_barrier(std::uint32_t ranks, std::uint32_t first_episode, std::uint32_t
 
 }  // namespace
 
-DCUDA_TEST(barrier_lets_no_rank_pass_early) { run_barrier(6, 0, 3000); }
+DCUDA_TEST(barrier_lets_no_rank_pass_early) {
+  run_barrier(6, 0, 3000);
+}
 
 DCUDA_TEST(barrier_survives_counter_wraparound) {
   // episodes * ranks crosses 2^32 in the middle of the run

@@ -21,10 +21,9 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
-  const auto s = runtime::read_settings({"--dcuda-ranks-per-device=12", "other"},
-                                        {{"DCUDA_RANKS_PER_DEVICE", "40"},
-                                         {"DCUDA_WAIT_TIMEOUT", "2.5"},
-                                         {"DCUDA_DEVICE", "1"}});
+  const auto s = runtime::read_settings(
+      {"--dcuda-ranks-per-device=12", "other"},
+      {{"DCUDA_RANKS_PER_DEVICE", "40"}, {"DCUDA_WAIT_TIMEOUT", "2.5"}, {"DCUDA_DEVICE", "1"}});
   DCUDA_CHECK(s.max_ranks_per_device.has_value());
   DCUDA_CHECK_EQ(*s.max_ranks_per_device, 12);
   DCUDA_CHECK_EQ(s.wait_timeout_s, 2.5);
@@ -78,9 +77,9 @@ DCUDA_TEST(cpu_timer_keeps_overlapping_measurements_apart) {
   timers.start(0, t0);
   timers.start(1, t0 + 1ms);
   timers.stop(0, t0 + 2ms);
-  timers.start(0, t0 + 3ms);   // measurement 2 begins
-  timers.stop(0, t0 + 4ms);    // rank 0 done with measurement 2
-  timers.stop(1, t0 + 10ms);   // rank 1 ends measurement 1
+  timers.start(0, t0 + 3ms);  // measurement 2 begins
+  timers.stop(0, t0 + 4ms);   // rank 0 done with measurement 2
+  timers.stop(1, t0 + 10ms);  // rank 1 ends measurement 1
   DCUDA_CHECK_EQ(timers.results().size(), 1u);
   DCUDA_CHECK(std::abs(timers.results()[0] - 10.0) < 1e-9);
   timers.start(1, t0 + 11ms);
@@ -93,10 +92,22 @@ DCUDA_TEST(watchdog_reports_a_wait_without_progress_after_the_timeout) {
   protocol::wait_record records[4] = {};
   runtime::watchdog dog(records, 4, 0, 1.0);
   const auto t0 = runtime::watchdog::clock::now();
-  records[1] = {1, static_cast<std::uint32_t>(protocol::wait_kind::notifications),
-                static_cast<std::uint32_t>(protocol::call::wait_notifications), 7, 2, 0, 1, 0};
-  records[2] = {1, static_cast<std::uint32_t>(protocol::wait_kind::finished),
-                static_cast<std::uint32_t>(protocol::call::gpu_finish), 0, 0, 0, 0, 0};
+  records[1] = {1,
+                static_cast<std::uint32_t>(protocol::wait_kind::notifications),
+                static_cast<std::uint32_t>(protocol::call::wait_notifications),
+                7,
+                2,
+                0,
+                1,
+                0};
+  records[2] = {1,
+                static_cast<std::uint32_t>(protocol::wait_kind::finished),
+                static_cast<std::uint32_t>(protocol::call::gpu_finish),
+                0,
+                0,
+                0,
+                0,
+                0};
   records[3] = records[2];
   DCUDA_CHECK(!dog.check(t0).has_value());
   DCUDA_CHECK(!dog.check(t0 + 900ms).has_value());

@@ -19,7 +19,7 @@ DCUDA_TEST(window_handles_round_trip_and_are_never_none) {
   DCUDA_CHECK(!window_handle_well_formed(-1));  // DCUDA_WIN_NONE
   DCUDA_CHECK(!window_handle_well_formed(3));   // slot 3, generation 0: never issued
   DCUDA_CHECK(!window_handle_well_formed(encode_window(0, 1) | 0xff));  // slot 255
-  DCUDA_CHECK_EQ(next_generation(0x7fffffu), 1u);  // wraps, skipping 0
+  DCUDA_CHECK_EQ(next_generation(0x7fffffu), 1u);                       // wraps, skipping 0
 }
 
 DCUDA_TEST(lowest_free_slot_follows_the_mask) {
@@ -37,7 +37,8 @@ DCUDA_TEST(range_checks_reject_outside_and_overflowing_ranges) {
   DCUDA_CHECK(!range_inside_window(-1, 1, 16));
   DCUDA_CHECK(!range_inside_window(0, -1, 16));
   DCUDA_CHECK(!range_inside_window(17, 0, 16));
-  DCUDA_CHECK(range_inside_window(INT64_MAX, INT64_MAX, UINT64_MAX - 1));  // ends exactly at the end
+  DCUDA_CHECK(
+      range_inside_window(INT64_MAX, INT64_MAX, UINT64_MAX - 1));  // ends exactly at the end
   DCUDA_CHECK(!range_inside_window(INT64_MAX, INT64_MAX, UINT64_MAX - 2));  // one byte past
   DCUDA_CHECK(buffer_inside_window(1008, 8, 1000, 16));
   DCUDA_CHECK(!buffer_inside_window(1012, 8, 1000, 16));

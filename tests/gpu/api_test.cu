@@ -106,7 +106,9 @@ struct ring_data {
   int* errors;
 };
 
-__device__ int ring_message_size(int rank) { return 1000 + 37 * (rank % 11); }
+__device__ int ring_message_size(int rank) {
+  return 1000 + 37 * (rank % 11);
+}
 __device__ unsigned char ring_byte(int sender, int i) {
   return static_cast<unsigned char>(sender * 31 + i * 7 + 1);
 }
@@ -300,8 +302,8 @@ __global__ void test_versus_wait_kernel(dcuda_context_handle dcuda) {
   if (rank == 1) {
     const int four = dcuda_test_notifications(gst, 200, 4);  // only 3 there: 0, none consumed
     const int other_tag = dcuda_test_notifications(gst, 201, 1);
-    dcuda_wait_notifications(gst, 200, 3);  // all 3 still there
-    const int after = dcuda_test_notifications(gst, 200, 1);  // consumed: 0
+    dcuda_wait_notifications(gst, 200, 3);                         // all 3 still there
+    const int after = dcuda_test_notifications(gst, 200, 1);       // consumed: 0
     const int zero_count = dcuda_test_notifications(gst, 200, 0);  // nothing needed: 1
     if (threadIdx.x == 0) {
       out[1] = four;

@@ -132,15 +132,12 @@ const expectation misuse_cases[] = {
     {"bad_communicator", misuse::bad_communicator,
      "in dcuda_comm_barrier: communicator 7 is neither"},
     {"window_none", misuse::window_none, "in dcuda_put: window handle -1 is not a window"},
-    {"window_used_after_free", misuse::window_used_after_free,
-     "in dcuda_put: window handle"},
+    {"window_used_after_free", misuse::window_used_after_free, "in dcuda_put: window handle"},
     {"target_range_outside", misuse::target_range_outside,
      "in dcuda_put: offset 240 + size 32 exceeds the 256-byte window of target rank 0"},
-    {"source_outside_window", misuse::source_outside_window,
-     "in dcuda_put: source buffer 0x"},
+    {"source_outside_window", misuse::source_outside_window, "in dcuda_put: source buffer 0x"},
     {"negative_size", misuse::negative_size, "in dcuda_put: size -8 is negative"},
-    {"negative_count", misuse::negative_count,
-     "in dcuda_wait_notifications: count -1 is negative"},
+    {"negative_count", misuse::negative_count, "in dcuda_wait_notifications: count -1 is negative"},
     {"one_thread_calls_collective", misuse::one_thread_calls_collective,
      "in dcuda_notify: called by 1 of the rank's 64 threads"},
 };
@@ -166,9 +163,13 @@ void check_misuse(const char* scenario) {
 
 }  // namespace
 
-#define MISUSE_CASE(name)                                  \
-  DCUDA_CHILD(misuse_##name) { run_misuse(misuse::name); } \
-  DCUDA_TEST(misuse_##name##_is_reported) { check_misuse(#name); }
+#define MISUSE_CASE(name)                   \
+  DCUDA_CHILD(misuse_##name) {              \
+    run_misuse(misuse::name);               \
+  }                                         \
+  DCUDA_TEST(misuse_##name##_is_reported) { \
+    check_misuse(#name);                    \
+  }
 
 MISUSE_CASE(tag_too_large)
 MISUSE_CASE(rank_out_of_range)
@@ -236,10 +237,12 @@ DCUDA_TEST(host_side_misuse_is_reported) {
   require_gpu();
   auto child = run_child("bad_threads_per_rank");
   DCUDA_CHECK_EQ(child.exit_code, 1);
-  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_init: threads_per_rank 0 is outside 1..1024"));
+  DCUDA_CHECK(contains(child.output,
+                       "dcuda: error: dcuda_host_init: threads_per_rank 0 is outside 1..1024"));
   child = run_child("null_user_data");
   DCUDA_CHECK_EQ(child.exit_code, 1);
-  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_run: gpu_data is NULL but gpu_size is 16"));
+  DCUDA_CHECK(
+      contains(child.output, "dcuda: error: dcuda_host_run: gpu_data is NULL but gpu_size is 16"));
   child = run_child("bad_setting", "DCUDA_RANKS_PER_DEVICE=lots");
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "DCUDA_RANKS_PER_DEVICE"));

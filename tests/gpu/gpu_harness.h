@@ -26,12 +26,12 @@ inline void require_gpu() {
   if (count == 0) throw dcuda_test::skip{"no CUDA GPU found (0 devices)"};
 }
 
-#define GPU_CHECK(call)                                                                    \
-  do {                                                                                     \
-    const cudaError_t status_ = (call);                                                    \
-    if (status_ != cudaSuccess) {                                                          \
+#define GPU_CHECK(call)                                                                     \
+  do {                                                                                      \
+    const cudaError_t status_ = (call);                                                     \
+    if (status_ != cudaSuccess) {                                                           \
       throw ::dcuda_test::failure(std::string(#call) + ": " + cudaGetErrorString(status_)); \
-    }                                                                                      \
+    }                                                                                       \
   } while (0)
 
 struct run_result {
@@ -122,7 +122,7 @@ struct child_registration {
 
 }  // namespace gpu_test
 
-#define DCUDA_CHILD(name)                                                                  \
-  static void child_##name();                                                              \
-  static ::gpu_test::child_registration child_registration_##name(#name, child_##name);    \
+#define DCUDA_CHILD(name)                                                               \
+  static void child_##name();                                                           \
+  static ::gpu_test::child_registration child_registration_##name(#name, child_##name); \
   static void child_##name()

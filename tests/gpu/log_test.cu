@@ -81,8 +81,8 @@ DCUDA_TEST(log_lines_of_all_ranks_arrive_complete_and_in_order) {
   while (std::getline(lines, line)) {
     int rank = -1, prefix_rank = -2, index = -1;
     double half = -1;
-    if (std::sscanf(line.c_str(), "[rank %d] load %d %d %lf", &prefix_rank, &rank, &index,
-                    &half) != 4) {
+    if (std::sscanf(line.c_str(), "[rank %d] load %d %d %lf", &prefix_rank, &rank, &index, &half) !=
+        4) {
       continue;
     }
     DCUDA_CHECK_EQ(prefix_rank, rank);
@@ -102,7 +102,8 @@ DCUDA_TEST(log_formats_values_like_printf_and_names_the_rank) {
   const auto child = run_child("log_formats");
   DCUDA_CHECK_EQ(child.exit_code, 0);
   const std::string& out = child.output;
-  DCUDA_CHECK(contains(out, "[rank 0] int -42 unsigned 42 long -9000000000 ull 18446744073709551615\n"));
+  DCUDA_CHECK(
+      contains(out, "[rank 0] int -42 unsigned 42 long -9000000000 ull 18446744073709551615\n"));
   DCUDA_CHECK(contains(out, "[rank 0] double 3.14159 1e-07 2.5e+10 float 0.25\n"));
   DCUDA_CHECK(contains(out, "[rank 0] bool true char x ptr 0xabc\n"));
   DCUDA_CHECK(contains(out, "[rank 0 thread 5] from thread five\n"));

@@ -90,8 +90,8 @@ inline int run_tests(int argc, char** argv) {
 
 #define DCUDA_TEST_CONCAT2(a, b) a##b
 #define DCUDA_TEST_CONCAT(a, b) DCUDA_TEST_CONCAT2(a, b)
-#define DCUDA_TEST(name)                                                             \
-  static void name();                                                                \
+#define DCUDA_TEST(name)                                                                 \
+  static void name();                                                                    \
   static ::dcuda_test::registration DCUDA_TEST_CONCAT(registration_, name)(#name, name); \
   static void name()
 

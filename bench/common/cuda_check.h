@@ -1,0 +1,43 @@
+// Host-side CUDA calls of the benchmarks: a failed call ends the benchmark with a FAIL line that
+// names the call, and device memory is owned by an object that frees it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+
+namespace dcuda_bench {
+
+inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "FAIL: %s:%d: %s: %s\n", file, line, call, cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+
+// Device memory of `bytes` bytes, freed with the object.
+class device_bytes {
+ public:
+  explicit device_bytes(std::size_t bytes) : bytes_(bytes) {
+    check_cuda(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), "cudaMalloc", __FILE__, __LINE__);
+  }
+  ~device_bytes() { cudaFree(data_); }
+  device_bytes(const device_bytes&) = delete;
+  device_bytes& operator=(const device_bytes&) = delete;
+
+  template <typename T = unsigned char>
+  T* get() const {
+    return static_cast<T*>(data_);
+  }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_;
+};
+
+}  // namespace dcuda_bench
+
+#define BENCH_CUDA_CHECK(call) ::dcuda_bench::check_cuda((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,21 @@
+// The OSU size sweep: message sizes doubling from `smallest` to 4 MiB.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace dcuda_bench {
+
+inline constexpr std::size_t KiB = 1024;
+inline constexpr std::size_t MiB = 1024 * KiB;
+inline constexpr std::size_t GiB = 1024 * MiB;
+
+inline constexpr std::size_t largest_message = 4 * MiB;
+
+inline std::vector<std::size_t> message_sizes(std::size_t smallest = 1) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t size = smallest; size <= largest_message; size *= 2) sizes.push_back(size);
+  return sizes;
+}
+
+}  // namespace dcuda_bench

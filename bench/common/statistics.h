@@ -1,0 +1,22 @@
+// The statistic every benchmark reports: the median of its repetitions, which a single slow
+// repetition (a preempted host thread, a clock change) cannot move.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+namespace dcuda_bench {
+
+// Repetitions of each measurement (at least 5, DESIGN.md section 5); odd, so the median is one
+// of the measured values.
+inline constexpr int repetitions = 7;
+
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  if (values.size() % 2 == 1) return *middle;
+  return (*middle + *std::max_element(values.begin(), middle)) / 2;
+}
+
+}  // namespace dcuda_bench

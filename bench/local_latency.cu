@@ -1,0 +1,224 @@
+// local_latency: thesis table 5.1, rows 1 and 4 (device-local notified access and notify).
+//
+// Rank 0 and rank 1 of one GPU ping-pong: rank 0 sends (dcuda_put_notify of `size` bytes, or
+// dcuda_notify) and waits for the answer (dcuda_wait_notifications); rank 1 mirrors it. Rank 0
+// times each repetition of round trips with the GPU's global timer; one-way latency is round
+// trip / 2, the median over the repetitions. It runs twice: with 2 ranks on the GPU, and with
+// every resident rank (the others only create and free the window, then wait in the barrier of
+// dcuda_win_free, as idle ranks of an application would).
+//
+// Reference, same run: flag_ping_pong.cuh, the hand-written acquire/release ping-pong between two
+// blocks of a plain kernel, with as many blocks as the dcuda run has ranks.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/bench_report.h"
+#include "common/cuda_check.h"
+#include "common/dcuda_session.h"
+#include "common/message_sizes.h"
+#include "common/payload.cuh"
+#include "common/statistics.h"
+#include "dcuda_device.cu.h"
+#include "device/clock.cuh"
+#include "reference/flag_ping_pong.cuh"
+
+namespace {
+
+using namespace dcuda_bench;
+
+constexpr const char* benchmark = "local_latency";
+// Latency, not bandwidth: a small rank. How many fit (the all-ranks run) depends on the registers
+// the kernel needs: 96 per thread with CUDA 13 for sm_90, so 2 ranks per multiprocessor.
+constexpr int threads_per_rank = 256;
+constexpr int tag = 0;
+
+// Round trips per repetition: 20000, fewer for large messages so that a repetition moves at
+// most 128 MiB each way (a 4 MiB message takes ~100 us with one block), but never fewer than 100.
+int round_trips_for(std::size_t size) {
+  const std::size_t capped = size == 0 ? 20000 : (128 * MiB) / size;
+  return static_cast<int>(std::clamp<std::size_t>(capped, 100, 20000));
+}
+
+// Untimed round trips first: caches, TLB and the clocks settle.
+int warmup_for(int round_trips) {
+  return std::max(round_trips / 10, 10);
+}
+
+enum class operation : int { put_notify, notify };
+
+// What one dcuda_host_run measures, and its results (the user data of the run).
+struct latency_run {
+  operation op;
+  int size;                // payload bytes of dcuda_put_notify
+  int warmup;              // round trips before the first timed repetition
+  int round_trips;         // per repetition
+  unsigned char* windows;  // rank r < 2 exposes [send: size][receive: size] at r * 2 * size
+  unsigned long long repetition_ns[repetitions];  // written by rank 0
+  int mismatches;                                 // ranks whose received bytes were wrong
+};
+
+__device__ void send_one_way(dcuda_state& gst, operation op, dcuda_win win, int peer, int size,
+                             unsigned char* payload) {
+  if (op == operation::put_notify) {
+    dcuda_put_notify(gst, win, peer, /*offset: peer's receive area*/ size, size, payload, tag);
+  } else {
+    dcuda_notify(gst, peer, DCUDA_COMM_WORLD, tag);
+  }
+}
+
+__global__ void latency_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  latency_run* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  const operation op = run->op;
+  const int size = run->size;
+
+  // Only ranks 0 and 1 expose memory; window creation is collective, so every rank calls it.
+  const bool pinging = rank < 2;
+  unsigned char* window =
+      pinging ? run->windows + static_cast<std::size_t>(rank) * 2 * size : nullptr;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, pinging ? 2 * size : 0, &win);
+
+  if (pinging) {  // the same on every thread of the rank, so the calls below stay collective
+    const int peer = 1 - rank;
+    fill_payload(window, static_cast<std::uint64_t>(size), rank);
+    for (int repetition = -1; repetition < repetitions; ++repetition) {
+      const int round_trips = repetition < 0 ? run->warmup : run->round_trips;
+      const std::uint64_t start = dcuda::device::global_time_ns();
+      for (int i = 0; i < round_trips; ++i) {
+        if (rank == 0) {
+          send_one_way(gst, op, win, peer, size, window);
+          dcuda_wait_notifications(gst, tag, 1);
+        } else {
+          dcuda_wait_notifications(gst, tag, 1);
+          send_one_way(gst, op, win, peer, size, window);
+        }
+      }
+      if (rank == 0 && threadIdx.x == 0 && repetition >= 0) {
+        run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
+      }
+    }
+    if (!block_holds_payload(window + size, static_cast<std::uint64_t>(size), peer) &&
+        threadIdx.x == 0) {
+      atomicAdd(&run->mismatches, 1);
+    }
+  }
+
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+double median_one_way_us(const unsigned long long (&repetition_ns)[repetitions], int round_trips) {
+  std::vector<double> one_way_us;
+  for (const unsigned long long ns : repetition_ns) {
+    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
+  }
+  return median(one_way_us);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "FAIL: %s: %s\n", benchmark, what.c_str());
+  std::exit(1);
+}
+
+// One row: dcuda and its reference, alternately, so both see the same GPU state.
+row measure(dcuda_session& session, int reference_blocks, operation op, std::size_t size,
+            const device_bytes& windows) {
+  latency_run run{};
+  run.op = op;
+  run.size = static_cast<int>(size);
+  run.round_trips = round_trips_for(size);
+  run.warmup = warmup_for(run.round_trips);
+  run.windows = windows.get();
+  BENCH_CUDA_CHECK(cudaMemset(windows.get(), 0, windows.size()));
+  session.run(run);
+  const std::string label =
+      (op == operation::notify ? std::string("notify") : std::to_string(size) + " B put_notify") +
+      ", " + std::to_string(session.ranks()) + " ranks";
+  if (run.mismatches != 0) fail("dcuda: wrong data received (" + label + ")");
+
+  const ping_pong_result reference =
+      run_flag_ping_pong(reference_blocks, threads_per_rank, run.size, run.warmup, run.round_trips);
+  if (!reference.data_arrived) fail("reference: wrong data received (" + label + ")");
+  return {size, median_one_way_us(run.repetition_ns, run.round_trips), reference.one_way_us};
+}
+
+double value_at(const table& results, std::size_t size) {
+  for (const row& r : results.rows) {
+    if (r.size_bytes == size) return r.dcuda;
+  }
+  return 0;
+}
+
+// Both tables of one rank configuration, and their targets (our issue: 4 B notified access
+// <= 0.8 us one way, notify <= 0.7 us). The report is created with the first session: the
+// device is known once dcuda_host_init has selected it.
+void measure_configuration(std::optional<report>& out, const options& command_line,
+                           const std::vector<std::string>& settings) {
+  dcuda_session session(command_line, latency_kernel, threads_per_rank, settings);
+  if (session.ranks() < 2) {
+    fail("dcuda runs only " + std::to_string(session.ranks()) + " rank(s); 2 are needed");
+  }
+  if (!out) out.emplace(benchmark, command_line, current_device());
+  const device_bytes windows(4 * largest_message);  // ranks 0 and 1: send and receive areas
+  const int ranks = session.ranks();
+  const int reference_blocks = std::min(ranks, flag_ping_pong_max_blocks(threads_per_rank));
+  std::string reference_detail = "acquire/release flag ping-pong between 2 of " +
+                                 std::to_string(reference_blocks) +
+                                 " blocks of a plain kernel, payload copied by the block";
+  if (reference_blocks < ranks) reference_detail += " (fewer blocks fit than dcuda ranks)";
+
+  table access{"notified access (dcuda_put_notify + dcuda_wait_notifications), one way, " +
+                   std::to_string(ranks) + " ranks",
+               "us",
+               "flag ping-pong",
+               reference_detail,
+               ranks,
+               threads_per_rank,
+               reference_blocks,
+               {}};
+  for (const std::size_t size : message_sizes()) {
+    access.rows.push_back(measure(session, reference_blocks, operation::put_notify, size, windows));
+  }
+  out->print(access);
+
+  table notify{"notify (dcuda_notify + dcuda_wait_notifications), one way, " +
+                   std::to_string(ranks) + " ranks",
+               "us",
+               "flag ping-pong",
+               reference_detail,
+               ranks,
+               threads_per_rank,
+               reference_blocks,
+               {measure(session, reference_blocks, operation::notify, 0, windows)}};
+  out->print(notify);
+
+  const std::string suffix = ", one way, " + std::to_string(ranks) + " ranks";
+  out->check({"4 B notified access" + suffix, "us", value_at(access, 4), 0.8, true});
+  out->check({"notify" + suffix, "us", notify.rows.front().dcuda, 0.7, true});
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const options command_line = parse_options(
+      argc, argv, benchmark, "device-local notified access and notify latency (thesis table 5.1)");
+  if (skip_without_gpu(benchmark)) return 0;
+
+  std::optional<report> out;
+  // 2 ranks: the pair alone on the GPU. No cap: every resident rank, as an application runs.
+  measure_configuration(out, command_line, {"--dcuda-ranks-per-device=2"});
+  measure_configuration(out, command_line, {});
+  out->write_json();
+  return 0;
+}
