@@ -68,7 +68,7 @@ __device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
                  return protocol::reached(now, target);
                });
     // Acquire, once: what every rank wrote before arriving is visible to this block.
-    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+    protocol::device_atomic<std::uint32_t>(*arrivals).load(cuda::memory_order_acquire);
   }
   __syncthreads();
 }

@@ -136,14 +136,18 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
                                                  arguments, 0, stream_.get()));
     DCUDA_CUDA_CHECK(cudaEventRecord(finished.get(), stream_.get()));
 
-    // The main thread watches the run; after a hang report it gives the ranks a moment to stop
+    // The main thread watches the run; after a standstill it gives the ranks a moment to stop
     // (waiting ranks trap on the abort flag) and then fails whatever they do.
     std::optional<watchdog::clock::time_point> gave_up_at;
     while ((kernel_status = cudaEventQuery(finished.get())) == cudaErrorNotReady) {
       const auto now = watchdog::clock::now();
       if (!hang_report) {
-        hang_report = dog.check(now);
-        if (hang_report) {
+        watchdog::verdict verdict = dog.check(now);
+        if (verdict.what == watchdog::verdict::warning) {
+          std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
+          std::fflush(stderr);
+        } else if (verdict.what == watchdog::verdict::standstill) {
+          hang_report = std::move(verdict.report);
           state_.request_abort();
           gave_up_at = now;
         }

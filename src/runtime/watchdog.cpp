@@ -51,28 +51,45 @@ protocol::wait_record watchdog::read(int rank) const {
   return copy;
 }
 
-std::optional<std::string> watchdog::check(clock::time_point now) {
-  if (timeout_s_ <= 0) return std::nullopt;
-  bool stuck = false;
+watchdog::verdict watchdog::check(clock::time_point now) {
+  if (timeout_s_ <= 0) return {};
+  bool some_rank_stuck = false;
+  bool every_rank_stuck_or_finished = true;
   for (int rank = 0; rank < device_ranks_; ++rank) {
     const protocol::wait_record record = read(rank);
     seen& last = seen_[static_cast<std::size_t>(rank)];
     if (!same_wait(record, last.record)) {
       last.record = record;
       last.since = now;
-      continue;
     }
-    if (is_waiting(record) &&
-        std::chrono::duration<double>(now - last.since).count() >= timeout_s_) {
-      stuck = true;
-    }
+    const bool finished =
+        static_cast<protocol::wait_kind>(record.kind) == protocol::wait_kind::finished;
+    const bool stuck =
+        is_waiting(record) && std::chrono::duration<double>(now - last.since).count() >= timeout_s_;
+    some_rank_stuck = some_rank_stuck || stuck;
+    every_rank_stuck_or_finished = every_rank_stuck_or_finished && (stuck || finished);
   }
-  if (!stuck) return std::nullopt;
+  if (!some_rank_stuck) {
+    last_warning_.clear();
+    return {};
+  }
+  const std::string ranks = describe_ranks();
   std::ostringstream report;
-  report << "dcuda_host_run: no progress for " << timeout_s_
-         << " s (DCUDA_WAIT_TIMEOUT); the ranks of this GPU are:\n"
-         << describe_ranks();
-  return report.str();
+  if (every_rank_stuck_or_finished) {
+    report << "dcuda_host_run: no progress for " << timeout_s_
+           << " s (DCUDA_WAIT_TIMEOUT): every rank waits or has finished; the ranks of this GPU "
+              "are:\n"
+           << ranks;
+    return {verdict::standstill, report.str()};
+  }
+  if (ranks == last_warning_) return {};
+  last_warning_ = ranks;
+  report << "dcuda_host_run: some ranks have waited " << timeout_s_
+         << " s (DCUDA_WAIT_TIMEOUT) without progress while other ranks are still running; the run "
+            "goes on. "
+            "The ranks of this GPU are:\n"
+         << ranks;
+  return {verdict::warning, report.str()};
 }
 
 std::string watchdog::describe_ranks() const {

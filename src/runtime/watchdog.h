@@ -1,6 +1,11 @@
 // Finds waits that make no progress. The device publishes a rank's wait_record only once the
-// wait has spun for a while (device/spin_wait.cuh); the watchdog reads all records and, once one
-// has stayed unchanged for the timeout, describes every rank so the user sees who waits for what.
+// wait has spun for a while (device/spin_wait.cuh); the watchdog reads all records.
+//
+// When some rank's wait has stayed unchanged for the timeout, it describes every rank so the user
+// sees who waits for what. The run is stopped only when that is a standstill: every rank either
+// waits without progress or has finished. While some rank is outside any dcuda wait (computing),
+// waiting ranks may be legitimately idle (a long phase of a few ranks), so the report is a
+// warning and the run goes on; it is repeated if the picture changes.
 #pragma once
 
 #include <chrono>
@@ -20,8 +25,13 @@ class watchdog {
   watchdog(const protocol::wait_record* records, int device_ranks, int rank_start,
            double timeout_s);
 
-  // Reads the records; returns the report when some rank has been stuck for the timeout.
-  std::optional<std::string> check(clock::time_point now);
+  struct verdict {
+    enum kind { fine, warning, standstill } what = fine;
+    std::string report;  // for warning and standstill
+  };
+
+  // Reads the records and judges them (see above).
+  verdict check(clock::time_point now);
 
   // One line per group of consecutive ranks in the same state.
   std::string describe_ranks() const;
@@ -38,6 +48,7 @@ class watchdog {
   int rank_start_;
   double timeout_s_;
   std::vector<seen> seen_;
+  std::string last_warning_;  // a warning is printed again only when it says something new
 };
 
 }  // namespace dcuda::runtime

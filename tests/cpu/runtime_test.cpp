@@ -88,41 +88,71 @@ DCUDA_TEST(cpu_timer_keeps_overlapping_measurements_apart) {
   DCUDA_CHECK(std::abs(timers.results()[1] - 12.0) < 1e-9);  // from rank 0's start at 3 ms
 }
 
-DCUDA_TEST(watchdog_reports_a_wait_without_progress_after_the_timeout) {
-  protocol::wait_record records[4] = {};
+namespace {
+
+protocol::wait_record waiting_for_tag(std::uint32_t tag, std::uint32_t needed,
+                                      std::uint32_t available) {
+  return {1,
+          static_cast<std::uint32_t>(protocol::wait_kind::notifications),
+          static_cast<std::uint32_t>(protocol::call::wait_notifications),
+          static_cast<int>(tag),
+          needed,
+          available,
+          1,
+          0};
+}
+
+protocol::wait_record finished() {
+  return {1,
+          static_cast<std::uint32_t>(protocol::wait_kind::finished),
+          static_cast<std::uint32_t>(protocol::call::gpu_finish),
+          0,
+          0,
+          0,
+          0,
+          0};
+}
+
+}  // namespace
+
+DCUDA_TEST(watchdog_stops_a_standstill_after_the_timeout) {
+  protocol::wait_record records[4] = {waiting_for_tag(3, 1, 0), waiting_for_tag(7, 2, 0),
+                                      finished(), finished()};
   runtime::watchdog dog(records, 4, 0, 1.0);
   const auto t0 = runtime::watchdog::clock::now();
-  records[1] = {1,
-                static_cast<std::uint32_t>(protocol::wait_kind::notifications),
-                static_cast<std::uint32_t>(protocol::call::wait_notifications),
-                7,
-                2,
-                0,
-                1,
-                0};
-  records[2] = {1,
-                static_cast<std::uint32_t>(protocol::wait_kind::finished),
-                static_cast<std::uint32_t>(protocol::call::gpu_finish),
-                0,
-                0,
-                0,
-                0,
-                0};
-  records[3] = records[2];
-  DCUDA_CHECK(!dog.check(t0).has_value());
-  DCUDA_CHECK(!dog.check(t0 + 900ms).has_value());
-  // Progress (a second notification arrived) restarts the clock.
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 900ms).what, runtime::watchdog::verdict::fine);
+  // Progress (a notification arrived for rank 1) restarts its clock.
   records[1].available = 1;
   records[1].version = 2;
-  DCUDA_CHECK(!dog.check(t0 + 950ms).has_value());
-  DCUDA_CHECK(!dog.check(t0 + 1900ms).has_value());
+  DCUDA_CHECK_EQ(dog.check(t0 + 950ms).what, runtime::watchdog::verdict::fine);
+  // Rank 0 is stuck, rank 1 is not yet: some ranks waiting, none computing -> still no verdict
+  // until every waiting rank is stuck.
+  DCUDA_CHECK(dog.check(t0 + 1100ms).what != runtime::watchdog::verdict::standstill);
   // A rewrite with the same content (the device refreshes its record) is no progress.
   records[1].version = 3;
-  const auto report = dog.check(t0 + 2000ms);
-  DCUDA_CHECK(report.has_value());
-  DCUDA_CHECK(contains(*report, "rank 1: dcuda_wait_notifications(tag 7, count 2): 1 of 2"));
-  DCUDA_CHECK(contains(*report, "ranks 2-3: finished"));
-  DCUDA_CHECK(contains(*report, "rank 0: not in a dcuda wait"));
+  const auto verdict = dog.check(t0 + 2000ms);
+  DCUDA_CHECK_EQ(verdict.what, runtime::watchdog::verdict::standstill);
+  DCUDA_CHECK(contains(verdict.report, "rank 0: dcuda_wait_notifications(tag 3, count 1): 0 of 1"));
+  DCUDA_CHECK(contains(verdict.report, "rank 1: dcuda_wait_notifications(tag 7, count 2): 1 of 2"));
+  DCUDA_CHECK(contains(verdict.report, "ranks 2-3: finished"));
+}
+
+DCUDA_TEST(watchdog_only_warns_while_some_rank_computes) {
+  protocol::wait_record records[3] = {{}, waiting_for_tag(1, 1, 0), waiting_for_tag(1, 1, 0)};
+  runtime::watchdog dog(records, 3, 0, 1.0);
+  const auto t0 = runtime::watchdog::clock::now();
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  const auto verdict = dog.check(t0 + 1500ms);
+  DCUDA_CHECK_EQ(verdict.what, runtime::watchdog::verdict::warning);
+  DCUDA_CHECK(contains(verdict.report, "rank 0: not in a dcuda wait"));
+  DCUDA_CHECK(contains(verdict.report, "ranks 1-2: dcuda_wait_notifications(tag 1, count 1)"));
+  // The same picture is not reported twice.
+  DCUDA_CHECK_EQ(dog.check(t0 + 3000ms).what, runtime::watchdog::verdict::fine);
+  // Once rank 0 waits too, it is a standstill (after rank 0's own timeout).
+  records[0] = waiting_for_tag(2, 1, 0);
+  DCUDA_CHECK(dog.check(t0 + 3100ms).what != runtime::watchdog::verdict::standstill);
+  DCUDA_CHECK_EQ(dog.check(t0 + 4200ms).what, runtime::watchdog::verdict::standstill);
 }
 
 DCUDA_TEST(watchdog_with_zero_timeout_never_fires) {
@@ -130,8 +160,8 @@ DCUDA_TEST(watchdog_with_zero_timeout_never_fires) {
   records[0].kind = static_cast<std::uint32_t>(protocol::wait_kind::barrier);
   runtime::watchdog dog(records, 1, 0, 0.0);
   const auto t0 = runtime::watchdog::clock::now();
-  DCUDA_CHECK(!dog.check(t0).has_value());
-  DCUDA_CHECK(!dog.check(t0 + 1h).has_value());
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 1h).what, runtime::watchdog::verdict::fine);
 }
 
 DCUDA_TEST(error_reports_name_rank_call_and_value) {

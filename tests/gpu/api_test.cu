@@ -450,10 +450,14 @@ DCUDA_TEST(cpu_timers_measure_each_timed_region) {
   require_gpu();
   timer_data data{};
   const auto result = run_dcuda(timer_kernel, 128, data);
+  std::printf("  timings %.3f ms and %.3f ms; kernel %.3f ms\n", result.timings.at(0),
+              result.timings.at(1), result.milliseconds);
   DCUDA_CHECK_EQ(result.timings.size(), 2u);
-  DCUDA_CHECK(result.timings[0] >= 19.0 && result.timings[0] < 200.0);
-  DCUDA_CHECK(result.timings[1] >= 4.0 && result.timings[1] < 100.0);
-  DCUDA_CHECK(result.milliseconds >= result.timings[0] + result.timings[1] - 1.0);
+  // The host stamps each message when its proxy takes it, so a timing may exceed the region by
+  // the queueing of many ranks' messages, but never fall short of it.
+  DCUDA_CHECK(result.timings[0] >= 19.9 && result.timings[0] < 200.0);
+  DCUDA_CHECK(result.timings[1] >= 4.9 && result.timings[1] < 100.0);
+  DCUDA_CHECK(result.milliseconds >= 24.9);
 }
 
 namespace {

@@ -206,7 +206,8 @@ DCUDA_TEST(watchdog_names_every_waiting_rank_of_a_deadlock) {
   const auto child = run_child("deadlock", "DCUDA_WAIT_TIMEOUT=1");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (child.exit_code != 1 || !contains(child.output, "no progress for 1 s") ||
+  if (child.exit_code != 1 ||
+      !contains(child.output, "no progress for 1 s (DCUDA_WAIT_TIMEOUT): every rank waits") ||
       !contains(child.output,
                 "rank 0: dcuda_wait_notifications(tag 9, count 1): 0 of 1 notifications arrived") ||
       !contains(child.output,
