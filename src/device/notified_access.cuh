@@ -11,33 +11,63 @@
 
 namespace dcuda::device {
 
-// Checks the arguments of a put and returns the target address. Both window entries are loaded
-// before either is used, so their two global loads overlap.
-__device__ inline void* checked_put_target(const dcuda_state& gst, protocol::call call,
-                                           dcuda_win win, int rank, int offset, int size,
-                                           const void* buffer, int* target_device_rank) {
+struct put_route {
+  void* destination;
+  int target;       // device rank
+  bool cache_miss;  // thread 0 stores the entries in gst after the copy
+  protocol::window_entry own, remote;
+};
+
+// Checks the arguments of a put and finds the target address: from the cache in dcuda_state when
+// the put goes where the last one went, otherwise from the window table (both entries loaded
+// before either is used, so the two global loads overlap).
+__device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::call call,
+                                              dcuda_win win, int rank, int offset, int size,
+                                              const void* buffer) {
   const int slot = checked_window_slot(gst, call, win);
   const dcuda_comm comm = window_comm(gst, slot);
   check_rank(gst, call, comm, rank);
-  const int target = device_rank_of(gst, comm, rank);
-  const protocol::window_entry own = window_of(gst, slot, gst.device_rank);
-  const protocol::window_entry remote = window_of(gst, slot, target);
-  if (remote.generation != protocol::window_generation(win)) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, win, rank);
+  put_route route{};
+  route.target = device_rank_of(gst, comm, rank);
+  route.cache_miss = gst.cached_window != win || gst.cached_target != route.target;
+  if (route.cache_miss) {
+    route.own = window_of(gst, slot, gst.device_rank);
+    route.remote = window_of(gst, slot, route.target);
+    if (route.remote.generation != protocol::window_generation(win)) {
+      fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, win, rank);
+    }
+  } else {
+    route.own.base = gst.cached_own_base;
+    route.own.size = gst.cached_own_size;
+    route.remote.base = gst.cached_target_base;
+    route.remote.size = gst.cached_target_size;
   }
   if (size < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
-  if (!protocol::range_inside_window(offset, size, remote.size)) {
+  if (!protocol::range_inside_window(offset, size, route.remote.size)) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside, offset, size,
-         static_cast<std::int64_t>(remote.size), rank);
+         static_cast<std::int64_t>(route.remote.size), rank);
   }
   const auto source = reinterpret_cast<std::uint64_t>(buffer);
-  if (!protocol::buffer_inside_window(source, size, own.base, own.size)) {
+  if (!protocol::buffer_inside_window(source, size, route.own.base, route.own.size)) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::source_outside_window,
-         static_cast<std::int64_t>(source), static_cast<std::int64_t>(own.base),
-         static_cast<std::int64_t>(own.size), size);
+         static_cast<std::int64_t>(source), static_cast<std::int64_t>(route.own.base),
+         static_cast<std::int64_t>(route.own.size), size);
   }
-  *target_device_rank = target;
-  return reinterpret_cast<void*>(remote.base + static_cast<std::uint64_t>(offset));
+  route.destination =
+      reinterpret_cast<void*>(route.remote.base + static_cast<std::uint64_t>(offset));
+  return route;
+}
+
+// After the copy and its barrier (every thread has read the cache by then).
+__device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put_route& route) {
+  if (threadIdx.x == 0 && route.cache_miss) {
+    gst.cached_window = win;
+    gst.cached_target = route.target;
+    gst.cached_target_base = route.remote.base;
+    gst.cached_target_size = route.remote.size;
+    gst.cached_own_base = route.own.base;
+    gst.cached_own_size = route.own.size;
+  }
 }
 
 // Thread 0 counts one notification at the target. Must follow a block barrier so that the
@@ -58,11 +88,11 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
                                  void* buffer) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::put);
-  int target = 0;
-  void* destination = device::checked_put_target(gst, protocol::call::put, win, rank, offset, size,
-                                                 buffer, &target);
-  device::block_copy(destination, buffer, static_cast<std::uint64_t>(size));
+  const device::put_route route =
+      device::checked_put_route(gst, protocol::call::put, win, rank, offset, size, buffer);
+  device::block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
   __syncthreads();  // complete on return: the caller may reuse its buffer at once
+  device::remember_route(gst, win, route);
 }
 
 __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
@@ -70,12 +100,12 @@ __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int ran
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::put_notify);
   device::check_tag(gst, protocol::call::put_notify, tag);
-  int target = 0;
-  void* destination = device::checked_put_target(gst, protocol::call::put_notify, win, rank, offset,
-                                                 size, buffer, &target);
-  device::block_copy(destination, buffer, static_cast<std::uint64_t>(size));
+  const device::put_route route =
+      device::checked_put_route(gst, protocol::call::put_notify, win, rank, offset, size, buffer);
+  device::block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
   __syncthreads();
-  device::signal_device_rank(gst, target, tag);
+  device::signal_device_rank(gst, route.target, tag);
+  device::remember_route(gst, win, route);
 }
 
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {

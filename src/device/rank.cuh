@@ -97,6 +97,8 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.barrier_episode = 0;
     gst.windows_in_use = 0;
     gst.world_windows = 0;
+    gst.cached_window = -1;
+    gst.cached_target = -1;
     gst.acks_requested = 0;
     gst.waits_published = 0;
     gst.record_writes = 0;

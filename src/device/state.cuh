@@ -27,6 +27,17 @@ struct dcuda_state {
   std::int32_t pad;
   std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
 
+  // The window entries of the last put (target's and own), for the handle and target below.
+  // Entries change only through dcuda_win_create/free, which every rank calls together and which
+  // give the window a new handle, so a hit needs no global load. Written by thread 0 between the
+  // barriers of a put; read by all threads after the entry barrier of the next one.
+  std::int32_t cached_window;  // handle, DCUDA_WIN_NONE when empty
+  std::int32_t cached_target;  // device rank
+  std::uint64_t cached_target_base;
+  std::uint64_t cached_target_size;
+  std::uint64_t cached_own_base;
+  std::uint64_t cached_own_size;
+
   // Read and written by thread 0 only. Kept apart from the fields above so that the compiler's
   // merged 64-bit loads of neighbouring fields never mix the two groups (racecheck would flag
   // thread 0's stores against the other threads' loads).
