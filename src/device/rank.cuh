@@ -67,8 +67,6 @@ __device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
                  arrived = participants - protocol::barrier_missing(now, episode, participants);
                  return protocol::reached(now, target);
                });
-    // Acquire, once: what every rank wrote before arriving is visible to this block.
-    protocol::device_atomic<std::uint32_t>(*arrivals).load(cuda::memory_order_acquire);
   }
   __syncthreads();
 }

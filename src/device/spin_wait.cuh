@@ -9,6 +9,9 @@
 
 namespace dcuda::device {
 
+inline constexpr std::uint32_t backoff_after_spins = 1u << 14;  // roughly 5 ms of polling
+inline constexpr unsigned backoff_ns = 1000;
+
 struct wait_description {
   protocol::call call;
   protocol::wait_kind kind;
@@ -46,6 +49,10 @@ __device__ inline void spin_until(dcuda_state& gst, const wait_description& what
   bool published = false;
   for (std::uint32_t spins = 1;; ++spins) {
     if (check(available)) break;
+    // A wait that has lasted a while backs off, so that idle ranks (waiting in a barrier while
+    // others work) do not load the memory system the working ranks use. Short waits, where
+    // latency matters, never sleep.
+    if (spins > backoff_after_spins) __nanosleep(backoff_ns);
     if ((spins & 1023u) != 0u) continue;
     const std::uint64_t now = global_time_ns();
     if (now - start < ctx->report_wait_after_ns) continue;
