@@ -33,6 +33,12 @@ __device__ inline void block_copy(void* dst, const void* src, std::uint64_t size
   if (dst == src || size == 0) return;
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
+  // Small messages (the latency case): one byte per thread, no plan; a warp's bytes are one
+  // coalesced access either way.
+  if (size <= blockDim.x) {
+    if (threadIdx.x < size) d[threadIdx.x] = s[threadIdx.x];
+    return;
+  }
   const protocol::copy_plan plan = protocol::plan_copy(reinterpret_cast<std::uint64_t>(s),
                                                        reinterpret_cast<std::uint64_t>(d), size);
   copy_bytes(d, s, plan.head_bytes);

@@ -18,9 +18,33 @@ struct put_route {
   protocol::window_entry own, remote;
 };
 
+// Stops the run with the precise complaint about a put whose arguments the fast check rejected.
+// Out of line: the fast path only computes one combined condition.
+// (Scalars, not the route: a reference would put the route in local memory on the fast path.)
+__device__ __noinline__ inline void report_bad_put(const dcuda_state& gst, protocol::call call,
+                                                   dcuda_win win, int rank, int offset, int size,
+                                                   const void* buffer,
+                                                   std::uint32_t remote_generation,
+                                                   std::uint64_t remote_size,
+                                                   std::uint64_t own_base, std::uint64_t own_size) {
+  if (remote_generation != protocol::window_generation(win)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, win, rank);
+  }
+  if (size < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
+  if (!protocol::range_inside_window(offset, size, remote_size)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside, offset, size,
+         static_cast<std::int64_t>(remote_size), rank);
+  }
+  const auto source = reinterpret_cast<std::uint64_t>(buffer);
+  fail(gst.ctx, gst.world_rank, call, protocol::error_code::source_outside_window,
+       static_cast<std::int64_t>(source), static_cast<std::int64_t>(own_base),
+       static_cast<std::int64_t>(own_size), size);
+}
+
 // Checks the arguments of a put and finds the target address: from the cache in dcuda_state when
 // the put goes where the last one went, otherwise from the window table (both entries loaded
-// before either is used, so the two global loads overlap).
+// before either is used, so the two global loads overlap). The checks are computed together and
+// tested with one branch: on one warp's critical path every dependent instruction counts.
 __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::call call,
                                               dcuda_win win, int rank, int offset, int size,
                                               const void* buffer) {
@@ -33,28 +57,29 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   if (route.cache_miss) {
     route.own = window_of(gst, slot, gst.device_rank);
     route.remote = window_of(gst, slot, route.target);
-    if (route.remote.generation != protocol::window_generation(win)) {
-      fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, win, rank);
-    }
   } else {
     route.own.base = gst.cached_own_base;
     route.own.size = gst.cached_own_size;
     route.remote.base = gst.cached_target_base;
     route.remote.size = gst.cached_target_size;
+    route.remote.generation = protocol::window_generation(win);
   }
-  if (size < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
-  if (!protocol::range_inside_window(offset, size, route.remote.size)) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside, offset, size,
-         static_cast<std::int64_t>(route.remote.size), rank);
-  }
-  const auto source = reinterpret_cast<std::uint64_t>(buffer);
-  if (!protocol::buffer_inside_window(source, size, route.own.base, route.own.size)) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::source_outside_window,
-         static_cast<std::int64_t>(source), static_cast<std::int64_t>(route.own.base),
-         static_cast<std::int64_t>(route.own.size), size);
+  // Window sizes are ints (dcuda_win_create), so 32-bit arithmetic covers every valid range;
+  // (offset | size) < 0 catches either being negative.
+  const auto remote_size = static_cast<std::uint32_t>(route.remote.size);
+  const std::uint64_t source_offset = reinterpret_cast<std::uint64_t>(buffer) - route.own.base;
+  const bool bad =
+      (offset | size) < 0 || route.remote.generation != protocol::window_generation(win) ||
+      static_cast<std::uint32_t>(offset) > remote_size ||
+      static_cast<std::uint32_t>(size) > remote_size - static_cast<std::uint32_t>(offset) ||
+      source_offset > route.own.size ||
+      static_cast<std::uint64_t>(size) > route.own.size - source_offset;
+  if (bad) {
+    report_bad_put(gst, call, win, rank, offset, size, buffer, route.remote.generation,
+                   route.remote.size, route.own.base, route.own.size);
   }
   route.destination =
-      reinterpret_cast<void*>(route.remote.base + static_cast<std::uint64_t>(offset));
+      reinterpret_cast<void*>(route.remote.base + static_cast<std::uint32_t>(offset));
   return route;
 }
 

@@ -31,12 +31,11 @@ __device__ inline dcuda_comm window_comm(const dcuda_state& gst, int slot) {
   return (gst.world_windows >> slot) & 1u ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE;
 }
 
-// Logged once (by world rank 0) when dcuda_win_create runs out of slots. Out of line: its
-// line buffer would otherwise sit in the stack frame of every kernel that creates windows.
-__device__ __noinline__ inline void log_windows_exhausted(dcuda_state& gst) {
-  dcuda_log log = dcuda_log_get(gst);
-  log << "dcuda_win_create: all " << protocol::max_windows
-      << " window slots are in use; returning DCUDA_WIN_NONE" << log.flush;
+// Logged once (by world rank 0) when dcuda_win_create runs out of slots.
+__device__ inline void log_windows_exhausted(dcuda_state& gst) {
+  static_assert(protocol::max_windows == 32, "keep the message below in step");
+  send_log_literal(gst,
+                   "dcuda_win_create: all 32 window slots are in use; returning DCUDA_WIN_NONE");
 }
 
 }  // namespace dcuda::device
