@@ -67,6 +67,9 @@ __device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
                  arrived = participants - protocol::barrier_missing(now, episode, participants);
                  return protocol::reached(now, target);
                });
+    // Acquire, once (the poll is relaxed): what every rank wrote before it arrived, window
+    // entries included, is visible to this thread and, through the block barrier, to the rank.
+    protocol::device_atomic<std::uint32_t>(*arrivals).load(cuda::memory_order_acquire);
   }
   __syncthreads();
 }

@@ -8,10 +8,10 @@
 #include "protocol/limits.h"
 
 struct dcuda_state {
-  // Read by every thread of the rank. The fast path reads only shared memory before the one
-  // global load of the target's window entry: the context fields it needs are copied here at
-  // dcuda_gpu_init (each hop through the context in global memory would be a dependent L2 round
-  // trip, since every acquire load invalidates L1).
+  // Read by every thread of the rank. The fast path reads only shared memory (plus, when the
+  // route cache below misses, the two window entries): the context fields it needs are copied
+  // here at dcuda_gpu_init (each hop through the context in global memory would be a dependent
+  // L2 round trip, since every acquire load invalidates L1).
   const dcuda_context* ctx;
   std::uint32_t* notifications;            // ctx->device_notifications
   dcuda::protocol::window_entry* windows;  // ctx->windows

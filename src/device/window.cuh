@@ -71,7 +71,7 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
   device::device_barrier(gst, protocol::call::win_create);
   const int slot = gst.broadcast;
   *win = slot >= 0 ? protocol::encode_window(slot, gst.generation[slot]) : DCUDA_WIN_NONE;
-  if (slot < 0 && gst.world_rank == 0) {  // every rank fails alike; one line says why
+  if (slot < 0 && gst.world_rank == 0 && threadIdx.x == 0) {  // all fail alike; one line says why
     device::log_windows_exhausted(gst);
   }
 }

@@ -17,7 +17,8 @@ struct copy_plan {
 DCUDA_HD constexpr copy_plan plan_copy(std::uint64_t src, std::uint64_t dst, std::uint64_t size) {
   // The widest width w such that src and dst are congruent modulo w: only then can one prologue
   // align both.
-  // (Masks, not %, since width is a power of two: a 64-bit division costs ~100 instructions.)
+  // Congruence and head by masks, not %, since width is a power of two (a 64-bit remainder by a
+  // run-time value costs ~100 instructions). The vector count below still divides.
   const std::uint64_t differ = src ^ dst;
   std::uint32_t width = (differ & 15u) == 0  ? 16u
                         : (differ & 7u) == 0 ? 8u

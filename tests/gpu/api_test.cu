@@ -453,10 +453,10 @@ DCUDA_TEST(cpu_timers_measure_each_timed_region) {
   std::printf("  timings %.3f ms and %.3f ms; kernel %.3f ms\n", result.timings.at(0),
               result.timings.at(1), result.milliseconds);
   DCUDA_CHECK_EQ(result.timings.size(), 2u);
-  // The host stamps each message when its proxy takes it, so a timing may exceed the region by
-  // the queueing of many ranks' messages, but never fall short of it.
-  DCUDA_CHECK(result.timings[0] >= 19.9 && result.timings[0] < 200.0);
-  DCUDA_CHECK(result.timings[1] >= 4.9 && result.timings[1] < 100.0);
+  // The host stamps each message when its proxy takes it, so queueing behind many ranks' messages
+  // can move either end of a measurement; the bounds leave room for that.
+  DCUDA_CHECK(result.timings[0] >= 19.0 && result.timings[0] < 200.0);
+  DCUDA_CHECK(result.timings[1] >= 4.0 && result.timings[1] < 100.0);
   DCUDA_CHECK(result.milliseconds >= 24.9);
 }
 
@@ -551,4 +551,45 @@ DCUDA_TEST(window_slots_run_out_at_32_and_are_reused) {
   DCUDA_CHECK_EQ(data.created, 32);
   DCUDA_CHECK_EQ(data.none_returned, 1);
   DCUDA_CHECK_EQ(data.reused, 1);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// What a rank writes with plain stores before a barrier, every rank reads with plain loads after
+// it, even lines it already holds in its L1 from the previous round.
+struct publish_data {
+  int* slots;  // [ranks]
+  int* errors;
+};
+
+__global__ void barrier_publishes_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  publish_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank, size;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &size);
+  for (int round = 1; round <= 200; ++round) {
+    if (threadIdx.x == 0) data->slots[rank] = round;
+    dcuda_comm_barrier(gst, DCUDA_COMM_DEVICE);
+    for (int r = threadIdx.x; r < size; r += blockDim.x) {
+      if (data->slots[r] != round) atomicAdd(data->errors, 1);
+    }
+    dcuda_comm_barrier(gst, DCUDA_COMM_DEVICE);  // all reads of this round before the next writes
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(barrier_makes_plain_writes_visible) {
+  require_gpu();
+  const int ranks = gpu_test::resident_ranks(barrier_publishes_kernel, 128);
+  device_buffer<int> slots(static_cast<std::size_t>(ranks));
+  device_buffer<int> errors(1);
+  publish_data data{slots.data, errors.data};
+  run_dcuda(barrier_publishes_kernel, 128, data);
+  DCUDA_CHECK_EQ(errors.read()[0], 0);
 }
