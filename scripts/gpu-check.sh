@@ -36,6 +36,8 @@ sanitized_cases=(
   cpu_timers_measure_each_timed_region
   host_run_can_be_called_again
   largest_rank_count_the_gpu_allows_runs
+  barrier_makes_plain_writes_visible
+  window_slots_run_out_at_32_and_are_reused
 )
 for tool in memcheck racecheck; do
   step "compute-sanitizer --tool $tool"
