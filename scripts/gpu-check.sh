@@ -4,7 +4,8 @@
 # and the benchmarks. Logs and benchmark JSON go to $OUT (default ./gpu-out):
 #   $OUT/gpu-check.log         everything printed
 #   $OUT/results/<bench>.json  benchmark results (copy them to bench/results/ and commit)
-# Usage on a lent GPU machine:  DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh
+# Usage on a lent GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
+# on the submitting machine (the device copy of the tree has no .git).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/gpu-out}"
