@@ -5,4 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+build/tests/gpu/gpu_tests --gpu-status
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

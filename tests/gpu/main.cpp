@@ -1,10 +1,22 @@
 // GPU test program: `gpu_tests` runs every case, `--case NAME` one, `--child NAME` runs a scenario
-// that other cases start in a child process and judge by its exit code and output.
+// that other cases start in a child process and judge by its exit code and output, and
+// `--gpu-status` says whether the GPU tests will run here or skip, and why.
 #include <cstring>
 
 #include "gpu_harness.h"
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--gpu-status") == 0) {
+    try {
+      gpu_test::require_gpu();
+      cudaDeviceProp properties{};
+      cudaGetDeviceProperties(&properties, 0);
+      std::printf("GPU tests: running on %s\n", properties.name);
+    } catch (const dcuda_test::skip& reason) {
+      std::printf("GPU tests: each will report itself skipped: %s\n", reason.reason.c_str());
+    }
+    return 0;
+  }
   if (argc == 3 && std::strcmp(argv[1], "--child") == 0) {
     for (const auto& scenario : gpu_test::child_registry()) {
       if (std::strcmp(scenario.name, argv[2]) == 0) {
