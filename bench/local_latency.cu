@@ -177,29 +177,24 @@ void measure_configuration(std::optional<report>& out, const options& command_li
                                  " blocks of a plain kernel, payload copied by the block";
   if (reference_blocks < ranks) reference_detail += " (fewer blocks fit than dcuda ranks)";
 
-  table access{"notified access (dcuda_put_notify + dcuda_wait_notifications), one way, " +
-                   std::to_string(ranks) + " ranks",
-               "us",
-               "flag ping-pong",
-               reference_detail,
-               ranks,
-               threads_per_rank,
-               reference_blocks,
-               {}};
+  const auto latency_table = [&](const std::string& what) {
+    return table{what + ", one way, " + std::to_string(ranks) + " ranks",
+                 "us",
+                 "flag ping-pong",
+                 reference_detail,
+                 ranks,
+                 threads_per_rank,
+                 reference_blocks,
+                 {}};
+  };
+  table access = latency_table("notified access (dcuda_put_notify + dcuda_wait_notifications)");
   for (const std::size_t size : message_sizes()) {
     access.rows.push_back(measure(session, reference_blocks, operation::put_notify, size, windows));
   }
   out->print(access);
 
-  table notify{"notify (dcuda_notify + dcuda_wait_notifications), one way, " +
-                   std::to_string(ranks) + " ranks",
-               "us",
-               "flag ping-pong",
-               reference_detail,
-               ranks,
-               threads_per_rank,
-               reference_blocks,
-               {measure(session, reference_blocks, operation::notify, 0, windows)}};
+  table notify = latency_table("notify (dcuda_notify + dcuda_wait_notifications)");
+  notify.rows.push_back(measure(session, reference_blocks, operation::notify, 0, windows));
   out->print(notify);
 
   const std::string suffix = ", one way, " + std::to_string(ranks) + " ranks";

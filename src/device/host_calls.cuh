@@ -6,22 +6,25 @@
 #include "device/channel_send.cuh"
 #include "device/collective.cuh"
 
+namespace dcuda::device {
+
+// A rank-collective call whose only effect is one message to the host proxy.
+__device__ inline void signal_host(dcuda_state& gst, protocol::call call,
+                                   protocol::message_type type) {
+  enter_collective(gst.ctx, call);
+  if (threadIdx.x == 0) send_signal(gst, gst.ctx->commands, type, 0, call);
+}
+
+}  // namespace dcuda::device
+
 __device__ inline void dcuda_start_cpu_timer(dcuda_state& gst) {
-  using namespace dcuda;
-  device::enter_collective(gst.ctx, protocol::call::start_cpu_timer);
-  if (threadIdx.x == 0) {
-    device::send_signal(gst, gst.ctx->commands, protocol::message_type::timer_start, 0,
-                        protocol::call::start_cpu_timer);
-  }
+  dcuda::device::signal_host(gst, dcuda::protocol::call::start_cpu_timer,
+                             dcuda::protocol::message_type::timer_start);
 }
 
 __device__ inline void dcuda_stop_cpu_timer(dcuda_state& gst) {
-  using namespace dcuda;
-  device::enter_collective(gst.ctx, protocol::call::stop_cpu_timer);
-  if (threadIdx.x == 0) {
-    device::send_signal(gst, gst.ctx->commands, protocol::message_type::timer_stop, 0,
-                        protocol::call::stop_cpu_timer);
-  }
+  dcuda::device::signal_host(gst, dcuda::protocol::call::stop_cpu_timer,
+                             dcuda::protocol::message_type::timer_stop);
 }
 
 // Extension: sends a message to the host proxy and waits for its answer. Returns when the host

@@ -593,3 +593,80 @@ DCUDA_TEST(barrier_makes_plain_writes_visible) {
   run_dcuda(barrier_publishes_kernel, 128, data);
   DCUDA_CHECK_EQ(errors.read()[0], 0);
 }
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// After dcuda_win_flush the source may be overwritten: what the target receives is what was put.
+struct flush_data {
+  int* windows;  // [ranks][64]
+  int* errors;
+};
+
+__global__ void flush_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  flush_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank, size;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &size);
+  int* mine = data->windows + 64 * rank;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, mine, 64 * 4, &win);
+  const int target = (rank + 1) % size;
+  for (int round = 0; round < 20; ++round) {
+    if (threadIdx.x < 32) mine[threadIdx.x] = rank * 1000 + round;
+    dcuda_put(gst, win, target, 32 * 4, 32 * 4, mine);
+    dcuda_win_flush(gst, win);
+    if (threadIdx.x < 32) mine[threadIdx.x] = -1;  // the source is free again
+    dcuda_notify(gst, target, DCUDA_COMM_DEVICE, 6);
+    dcuda_wait_notifications(gst, 6, 1);
+    const int sender = (rank + size - 1) % size;
+    if (threadIdx.x < 32 && mine[32 + threadIdx.x] != sender * 1000 + round) {
+      atomicAdd(data->errors, 1);
+    }
+    dcuda_comm_barrier(gst, DCUDA_COMM_DEVICE);  // the next round's put may overwrite
+  }
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+// Every rank asks the host many times: answers reach the rank that asked, in order.
+struct ping_data {
+  int* pings_done;  // [ranks]
+};
+
+__global__ void ping_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  ping_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  for (int i = 0; i < 50; ++i) dcuda_ping_host(gst);
+  if (threadIdx.x == 0) data->pings_done[rank] = 50;
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(win_flush_makes_the_source_reusable) {
+  require_gpu();
+  const int ranks = gpu_test::resident_ranks(flush_kernel, 64);
+  device_buffer<int> windows(static_cast<std::size_t>(ranks) * 64);
+  device_buffer<int> errors(1);
+  flush_data data{windows.data, errors.data};
+  run_dcuda(flush_kernel, 64, data);
+  DCUDA_CHECK_EQ(errors.read()[0], 0);
+}
+
+DCUDA_TEST(ping_host_answers_every_rank) {
+  require_gpu();
+  const int ranks = gpu_test::resident_ranks(ping_kernel, 128);
+  device_buffer<int> done(static_cast<std::size_t>(ranks));
+  ping_data data{done.data};
+  run_dcuda(ping_kernel, 128, data);
+  const auto host = done.read();
+  DCUDA_CHECK_EQ(std::count(host.begin(), host.end(), 50), static_cast<long>(ranks));
+}

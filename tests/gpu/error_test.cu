@@ -24,6 +24,7 @@ enum class misuse : int {
   negative_size,
   negative_count,
   one_thread_calls_collective,
+  flush_bad_window,
 };
 
 struct misuse_data {
@@ -71,6 +72,9 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
       case misuse::one_thread_calls_collective:
         if (threadIdx.x != 0) return;  // the other threads of the rank leave the kernel
         dcuda_notify(gst, 0, DCUDA_COMM_DEVICE, 1);
+        break;
+      case misuse::flush_bad_window:
+        dcuda_win_flush(gst, win + 1);
         break;
       default:  // window_used_after_free has a kernel of its own
         break;
@@ -138,6 +142,7 @@ const expectation misuse_cases[] = {
     {"source_outside_window", misuse::source_outside_window, "in dcuda_put: source buffer 0x"},
     {"negative_size", misuse::negative_size, "in dcuda_put: size -8 is negative"},
     {"negative_count", misuse::negative_count, "in dcuda_wait_notifications: count -1 is negative"},
+    {"flush_bad_window", misuse::flush_bad_window, "in dcuda_win_flush: window handle"},
     {"one_thread_calls_collective", misuse::one_thread_calls_collective,
      "in dcuda_notify: called by 1 of the rank's 64 threads"},
 };
@@ -181,6 +186,7 @@ MISUSE_CASE(source_outside_window)
 MISUSE_CASE(negative_size)
 MISUSE_CASE(negative_count)
 MISUSE_CASE(one_thread_calls_collective)
+MISUSE_CASE(flush_bad_window)
 
 DCUDA_CHILD(state_not_shared) {
   int unused = 0;
