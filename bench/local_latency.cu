@@ -24,6 +24,7 @@
 #include "common/statistics.h"
 #include "dcuda_device.cu.h"
 #include "device/clock.cuh"
+#include "reference/bare_flag_ping_pong.cuh"
 #include "reference/flag_ping_pong.cuh"
 
 namespace {
@@ -196,6 +197,18 @@ void measure_configuration(std::optional<report>& out, const options& command_li
   table notify = latency_table("notify (dcuda_notify + dcuda_wait_notifications)");
   notify.rows.push_back(measure(session, reference_blocks, operation::notify, 0, windows));
   out->print(notify);
+
+  // The floor under both references: thread 0 alone, no block barrier, no payload.
+  table floor{
+      "notify against the bare hardware floor, one way, " + std::to_string(ranks) + " ranks",
+      "us",
+      "bare flag",
+      "thread 0 of two one-warp blocks: release store, relaxed poll, one acquire load",
+      ranks,
+      threads_per_rank,
+      2,
+      {row{0, notify.rows.front().dcuda, run_bare_flag_ping_pong(2000, 20000)}}};
+  out->print(floor);
 
   const std::string suffix = ", one way, " + std::to_string(ranks) + " ranks";
   out->check({"4 B notified access" + suffix, "us", value_at(access, 4), 0.8, true});
