@@ -11,11 +11,10 @@
 
 struct dcuda_context {
   // Identity of the ranks on this GPU.
-  std::int32_t rank_start;        // world rank of block 0
-  std::int32_t world_size;        // ranks in DCUDA_COMM_WORLD
-  std::int32_t device_ranks;      // ranks (blocks) on this GPU
-  std::int32_t threads_per_rank;  // blockDim.x the host launched with
-  std::int32_t process_count;     // 1 until the multi-process transport exists
+  std::int32_t rank_start;     // world rank of block 0
+  std::int32_t world_size;     // ranks in DCUDA_COMM_WORLD
+  std::int32_t device_ranks;   // ranks (blocks) on this GPU
+  std::int32_t process_count;  // 1 until the multi-process transport exists
 
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 

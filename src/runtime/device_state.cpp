@@ -19,7 +19,7 @@ enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
 
 }  // namespace
 
-device_state::device_state(int device_ranks, int threads_per_rank, double report_wait_after_s)
+device_state::device_state(int device_ranks, double report_wait_after_s)
     : device_ranks_(device_ranks),
       device_notifications_(static_cast<std::size_t>(device_ranks) * protocol::tag_count),
       device_words_(device_word_count),
@@ -35,7 +35,6 @@ device_state::device_state(int device_ranks, int threads_per_rank, double report
   context_.rank_start = 0;
   context_.world_size = device_ranks;
   context_.device_ranks = device_ranks;
-  context_.threads_per_rank = threads_per_rank;
   context_.process_count = 1;
   context_.device_notifications = device_notifications_.get();
   context_.barrier_arrivals = device_words_.get() + barrier_word;

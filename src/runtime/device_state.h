@@ -12,7 +12,7 @@ class device_state {
   static constexpr std::uint32_t command_capacity = 1024;  // entries, power of two
   static constexpr std::uint32_t log_capacity = 4096;
 
-  device_state(int device_ranks, int threads_per_rank, double report_wait_after_s);
+  device_state(int device_ranks, double report_wait_after_s);
 
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.

@@ -86,7 +86,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       threads_per_rank_(threads_per_rank),
       launch_(plan_launch(kernel, select_device(settings.device), threads_per_rank,
                           settings.max_ranks_per_device)),
-      state_(launch_.ranks, threads_per_rank, settings.report_wait_after_s) {
+      state_(launch_.ranks, settings.report_wait_after_s) {
   rank_info_.rank_count = launch_.ranks;
   rank_info_.rank_responsible = launch_.ranks;
   rank_info_.rank_start = 0;
