@@ -12,6 +12,8 @@ missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v ninja >/dev/null || missing+=(ninja-build)
 command -v g++ >/dev/null || missing+=(g++)
+command -v mpicxx >/dev/null || missing+=(libopenmpi-dev)
+command -v mpirun >/dev/null || missing+=(openmpi-bin)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install.sh: installing ${missing[*]}"
   sudo_cmd=""

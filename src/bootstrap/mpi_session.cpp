@@ -1,0 +1,40 @@
+#include "bootstrap/mpi_session.h"
+
+#include <string>
+
+#include "runtime/error.h"
+
+namespace dcuda::bootstrap {
+
+void throw_mpi_error(int code, const char* call) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw runtime::error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+mpi_session::mpi_session(int* argc, char*** argv) {
+  int initialised = 0;
+  DCUDA_MPI_CHECK(MPI_Initialized(&initialised));
+  if (initialised) {
+    DCUDA_MPI_CHECK(MPI_Query_thread(&thread_level_));
+  } else {
+    DCUDA_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level_));
+    initialised_here_ = true;
+  }
+  if (thread_level_ < MPI_THREAD_SERIALIZED) {
+    throw runtime::error(
+        "dcuda_host_init: MPI provides thread level " + std::to_string(thread_level_) +
+        "; dcuda needs MPI_THREAD_SERIALIZED or more (initialise MPI with MPI_Init_thread, or "
+        "let dcuda initialise it)");
+  }
+}
+
+mpi_session::~mpi_session() {
+  if (!initialised_here_) return;
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (!finalised) MPI_Finalize();
+}
+
+}  // namespace dcuda::bootstrap

@@ -1,0 +1,38 @@
+// MPI for dcuda's processes: initialised by dcuda unless the application already did it, and
+// finalised only by whoever initialised it. dcuda calls MPI from more than one thread (the main
+// thread for set-up, the host proxy while a kernel runs), never from two at once, so it needs at
+// least MPI_THREAD_SERIALIZED.
+#pragma once
+
+#include <mpi.h>
+
+namespace dcuda::bootstrap {
+
+class mpi_session {
+ public:
+  // argc/argv may be null. Throws runtime::error when MPI cannot give the thread level needed.
+  mpi_session(int* argc, char*** argv);
+  mpi_session(const mpi_session&) = delete;
+  mpi_session& operator=(const mpi_session&) = delete;
+  ~mpi_session();
+
+  bool initialised_here() const { return initialised_here_; }
+  int thread_level() const { return thread_level_; }
+
+ private:
+  bool initialised_here_ = false;
+  int thread_level_ = MPI_THREAD_SINGLE;
+};
+
+// Checks an MPI call; the message carries the call as written and MPI's error text.
+[[noreturn]] void throw_mpi_error(int code, const char* call);
+
+}  // namespace dcuda::bootstrap
+
+#define DCUDA_MPI_CHECK(call)                                        \
+  do {                                                               \
+    const int dcuda_mpi_status_ = (call);                            \
+    if (dcuda_mpi_status_ != MPI_SUCCESS) {                          \
+      ::dcuda::bootstrap::throw_mpi_error(dcuda_mpi_status_, #call); \
+    }                                                                \
+  } while (0)

@@ -1,0 +1,266 @@
+// The network engine between real processes, with host memory regions standing in for the
+// windows of the ranks: every byte, every notification, issue order, completion, refusals.
+#include <array>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/process_layout.h"
+#include "mpi_test_main.h"
+#include "runtime/error.h"
+#include "transport/mpi_engine.h"
+
+using namespace dcuda;
+using transport::operation_kind;
+using transport::remote_operation;
+
+namespace {
+
+constexpr std::size_t large_window = 9u << 20;   // window 0
+constexpr std::size_t small_window = 64u << 10;  // window 1
+
+unsigned char pattern(int source_rank, std::uint32_t operation, std::size_t i) {
+  return static_cast<unsigned char>(source_rank * 131 + static_cast<int>(operation) * 31 +
+                                    static_cast<int>(i % 251) * 7);
+}
+
+// The ranks of this process, as the runtime will hold them: windows and notification counters.
+class host_ranks : public transport::delivery {
+ public:
+  explicit host_ranks(const bootstrap::rank_layout& layout)
+      : start_(layout.rank_start(mpi_test::process_index())),
+        count_(layout.ranks_of(mpi_test::process_index())) {
+    for (int r = 0; r < count_; ++r) {
+      windows_.push_back({std::vector<unsigned char>(large_window, 0),
+                          std::vector<unsigned char>(small_window, 0)});
+      notifications_.emplace_back();
+      notifications_.back().fill(0);
+    }
+  }
+
+  void* landing_address(const remote_operation& op) override {
+    const int local = op.target_rank - start_;
+    if (local < 0 || local >= count_ || op.window < 0 || op.window > 1) return nullptr;
+    auto& window = windows_[static_cast<std::size_t>(local)][static_cast<std::size_t>(op.window)];
+    if (op.offset < 0 || static_cast<std::size_t>(op.offset + op.size) > window.size()) {
+      return nullptr;
+    }
+    return window.data() + op.offset;
+  }
+  void notify(const remote_operation& op) override {
+    ++notifications_[static_cast<std::size_t>(op.target_rank - start_)]
+                    [static_cast<std::size_t>(op.tag)];
+    if (on_notify) on_notify(op);
+  }
+  void sent(const remote_operation& op) override { sent_.push_back(op); }
+
+  std::vector<unsigned char>& window(int local, int which) {
+    return windows_[static_cast<std::size_t>(local)][static_cast<std::size_t>(which)];
+  }
+  std::uint32_t notifications(int local, int tag) const {
+    return notifications_[static_cast<std::size_t>(local)][static_cast<std::size_t>(tag)];
+  }
+  const std::vector<remote_operation>& sent_operations() const { return sent_; }
+
+  std::function<void(const remote_operation&)> on_notify;
+
+ private:
+  int start_, count_;
+  std::vector<std::array<std::vector<unsigned char>, 2>> windows_;
+  std::vector<std::array<std::uint32_t, 256>> notifications_;
+  std::vector<remote_operation> sent_;
+};
+
+// Process p runs 2 + p % 2 ranks.
+bootstrap::rank_layout test_layout() {
+  return bootstrap::exchange_rank_counts(MPI_COMM_WORLD, 2 + mpi_test::process_index() % 2);
+}
+
+remote_operation operation(operation_kind kind, int source, int target, int window,
+                           std::int64_t offset, std::int64_t size, int tag, std::uint32_t id) {
+  return {static_cast<std::int32_t>(kind), source, target, window, offset, size, tag, id};
+}
+
+std::vector<unsigned char> payload(int source, std::uint32_t id, std::size_t size) {
+  std::vector<unsigned char> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = pattern(source, id, i);
+  return bytes;
+}
+
+bool holds_pattern(const unsigned char* at, int source, std::uint32_t id, std::size_t size,
+                   std::size_t step = 1) {
+  for (std::size_t i = 0; i < size; i += step) {
+    if (at[i] != pattern(source, id, i)) return false;
+  }
+  return size == 0 || at[size - 1] == pattern(source, id, size - 1);
+}
+
+}  // namespace
+
+DCUDA_TEST(ring_put_notify_delivers_every_size) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 256u << 10);
+  const int me = mpi_test::process_index(), next = (me + 1) % mpi_test::process_count();
+  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  std::uint32_t id = 0;
+  for (const std::size_t size : {std::size_t{1}, std::size_t{3}, std::size_t{4096},
+                                 std::size_t{1000003}, std::size_t{8u << 20}}) {
+    ++id;
+    std::vector<std::vector<unsigned char>> sources;
+    for (int r = 0; r < layout.ranks_of(me) && r < layout.ranks_of(next); ++r) {
+      const int source = layout.rank_start(me) + r;
+      sources.push_back(payload(source, id, size));
+      engine.post(operation(operation_kind::put_notify, source, layout.rank_start(next) + r, 0, 0,
+                            static_cast<std::int64_t>(size), 3, id),
+                  sources.back().data());
+    }
+    engine.quiesce();
+    for (int r = 0; r < layout.ranks_of(me) && r < layout.ranks_of(previous); ++r) {
+      DCUDA_CHECK(
+          holds_pattern(ranks.window(r, 0).data(), layout.rank_start(previous) + r, id, size));
+      DCUDA_CHECK_EQ(ranks.notifications(r, 3), id);
+    }
+  }
+}
+
+DCUDA_TEST(all_to_all_reaches_every_remote_rank) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks);
+  const int me = mpi_test::process_index();
+  std::vector<std::vector<unsigned char>> sources;
+  std::uint32_t id = 0;
+  for (int r = 0; r < layout.ranks_of(me); ++r) {
+    const int source = layout.rank_start(me) + r;
+    for (int target = 0; target < layout.world_size(); ++target) {
+      if (layout.process_of(target) == me) continue;
+      sources.push_back(payload(source, ++id, 100));
+      engine.post(
+          operation(operation_kind::put_notify, source, target, 1, source * 100, 100, 5, id),
+          sources.back().data());
+    }
+  }
+  engine.quiesce();
+  const int remote_ranks = layout.world_size() - layout.ranks_of(me);
+  for (int r = 0; r < layout.ranks_of(me); ++r) {
+    DCUDA_CHECK_EQ(ranks.notifications(r, 5), static_cast<std::uint32_t>(remote_ranks));
+  }
+  // Every remote source's 100 bytes are where it put them (ids are recomputed the same way).
+  for (int p = 0; p < mpi_test::process_count(); ++p) {
+    if (p == me) continue;
+    std::uint32_t their_id = 0;
+    for (int r = 0; r < layout.ranks_of(p); ++r) {
+      const int source = layout.rank_start(p) + r;
+      for (int target = 0; target < layout.world_size(); ++target) {
+        if (layout.process_of(target) == p) continue;
+        ++their_id;
+        if (layout.process_of(target) != me) continue;
+        const int local = target - layout.rank_start(me);
+        DCUDA_CHECK(
+            holds_pattern(ranks.window(local, 1).data() + source * 100, source, their_id, 100));
+      }
+    }
+  }
+}
+
+DCUDA_TEST(notifications_arrive_after_all_earlier_data_of_their_source) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  // Small chunks: the 8 MiB put is 32 messages, the notify that follows it only one.
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 256u << 10);
+  const int me = mpi_test::process_index();
+  const int next = (me + 1) % mpi_test::process_count();
+  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const int source = layout.rank_start(me), target = layout.rank_start(next);
+  const int expected_source = layout.rank_start(previous);
+  int order_violations = 0;
+  ranks.on_notify = [&](const remote_operation& op) {
+    // At tag 7 the 8 MiB put before it must have landed, at tag 8 the 16 bytes as well.
+    if (op.tag == 7 &&
+        !holds_pattern(ranks.window(0, 0).data(), expected_source, 1, 8u << 20, 4093)) {
+      ++order_violations;
+    }
+    if (op.tag == 8 && !holds_pattern(ranks.window(0, 1).data(), expected_source, 3, 16)) {
+      ++order_violations;
+    }
+  };
+  const auto big = payload(source, 1, 8u << 20);
+  const auto small = payload(source, 3, 16);
+  engine.post(operation(operation_kind::put, source, target, 0, 0, 8 << 20, 0, 1), big.data());
+  engine.post(operation(operation_kind::notify, source, target, 0, 0, 0, 7, 2), nullptr);
+  engine.post(operation(operation_kind::put_notify, source, target, 1, 0, 16, 8, 3), small.data());
+  engine.quiesce();
+  DCUDA_CHECK_EQ(order_violations, 0);
+  DCUDA_CHECK_EQ(ranks.notifications(0, 7), 1u);
+  DCUDA_CHECK_EQ(ranks.notifications(0, 8), 1u);
+  DCUDA_CHECK_EQ(ranks.notifications(0, 0), 0u);  // a plain put notifies nobody
+}
+
+DCUDA_TEST(sources_are_reusable_once_reported_sent_in_posting_order) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 64u << 10);
+  const int me = mpi_test::process_index();
+  const int next = (me + 1) % mpi_test::process_count();
+  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const int source = layout.rank_start(me);
+  std::vector<std::vector<unsigned char>> buffers;
+  for (std::uint32_t id = 1; id <= 20; ++id) buffers.push_back(payload(source, id, 300000));
+  for (std::uint32_t id = 1; id <= 20; ++id) {
+    engine.post(operation(operation_kind::put_notify, source, layout.rank_start(next), 0,
+                          static_cast<std::int64_t>(id) * 300000, 300000, 9, id),
+                buffers[id - 1].data());
+  }
+  // Overwrite each buffer as soon as the engine gives it back: the receiver must still get the
+  // original bytes.
+  std::size_t reused = 0;
+  while (reused < buffers.size()) {
+    if (!engine.progress()) std::this_thread::yield();
+    for (; reused < ranks.sent_operations().size(); ++reused) {
+      const auto& op = ranks.sent_operations()[reused];
+      DCUDA_CHECK_EQ(op.operation_id, static_cast<std::uint32_t>(reused + 1));  // in order
+      std::memset(buffers[op.operation_id - 1].data(), 0xee, 300000);
+    }
+  }
+  engine.quiesce();
+  DCUDA_CHECK_EQ(ranks.notifications(0, 9), 20u);
+  for (std::uint32_t id = 1; id <= 20; ++id) {
+    DCUDA_CHECK(holds_pattern(ranks.window(0, 0).data() + static_cast<std::size_t>(id) * 300000,
+                              layout.rank_start(previous), id, 300000, 97));
+  }
+}
+
+DCUDA_TEST(a_put_outside_the_target_window_is_refused_by_name) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks);
+  const int me = mpi_test::process_index();
+  const int next = (me + 1) % mpi_test::process_count();
+  const auto bytes = payload(0, 1, 64);
+  engine.post(operation(operation_kind::put, layout.rank_start(me), layout.rank_start(next), 1,
+                        static_cast<std::int64_t>(small_window) - 32, 64, 0, 77),
+              bytes.data());
+  std::string refusal;
+  while (refusal.empty()) {
+    try {
+      if (!engine.progress()) std::this_thread::yield();
+    } catch (const runtime::error& e) {
+      refusal = e.what();
+    }
+  }
+  DCUDA_CHECK(refusal.find("operation 77 of rank") != std::string::npos);
+  DCUDA_CHECK(refusal.find("does not fit the target's window") != std::string::npos);
+  engine.quiesce();  // the engine stays usable after a refusal
+
+  bool refused_own = false;
+  try {
+    engine.post(operation(operation_kind::notify, 0, layout.rank_start(me), 0, 0, 0, 1, 1),
+                nullptr);
+  } catch (const runtime::error& e) {
+    refused_own = std::string(e.what()).find("targets this process") != std::string::npos;
+  }
+  DCUDA_CHECK(refused_own || layout.ranks_of(me) == 0);
+}

@@ -1,0 +1,34 @@
+// Bootstrap: where each process stands, and which world ranks it owns.
+#include "bootstrap/process_layout.h"
+#include "mpi_test_main.h"
+
+using namespace dcuda::bootstrap;
+
+DCUDA_TEST(layout_numbers_processes_and_nodes) {
+  const process_layout layout = discover_layout(MPI_COMM_WORLD);
+  DCUDA_CHECK_EQ(layout.process_count, mpi_test::process_count());
+  DCUDA_CHECK_EQ(layout.process_index, mpi_test::process_index());
+  // mpirun on one machine: one node holding every process.
+  DCUDA_CHECK_EQ(layout.node_count, 1);
+  DCUDA_CHECK_EQ(layout.node_index, 0);
+  DCUDA_CHECK_EQ(layout.local_count, layout.process_count);
+  DCUDA_CHECK_EQ(layout.local_index, layout.process_index);
+}
+
+DCUDA_TEST(rank_counts_may_differ_between_processes) {
+  // Process p runs 3 + p ranks, except process 1, which runs none.
+  const int me = mpi_test::process_index();
+  const int mine = me == 1 ? 0 : 3 + me;
+  const rank_layout ranks = exchange_rank_counts(MPI_COMM_WORLD, mine);
+  int expected_start = 0;
+  for (int p = 0; p < mpi_test::process_count(); ++p) {
+    const int count = p == 1 ? 0 : 3 + p;
+    DCUDA_CHECK_EQ(ranks.rank_start(p), expected_start);
+    DCUDA_CHECK_EQ(ranks.ranks_of(p), count);
+    for (int r = expected_start; r < expected_start + count; ++r) {
+      DCUDA_CHECK_EQ(ranks.process_of(r), p);
+    }
+    expected_start += count;
+  }
+  DCUDA_CHECK_EQ(ranks.world_size(), expected_start);
+}

@@ -1,0 +1,53 @@
+// Tests that run in every process of an mpirun: each case is called by all processes. Process 0
+// prints one line per case and the summary "N passed, N failed". A case that fails on some
+// process prints why and aborts the whole job (MPI_Abort): the other processes may be waiting in
+// a collective call of the case that the failed process will never make, so carrying on would
+// hang instead of failing.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "test_main.h"
+
+namespace mpi_test {
+
+inline int process_index() {
+  int index = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &index);
+  return index;
+}
+
+inline int process_count() {
+  int count = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &count);
+  return count;
+}
+
+// Runs the cases registered with DCUDA_TEST collectively.
+inline int run_collectively() {
+  int passed = 0;
+  for (const auto& test : dcuda_test::registry()) {
+    try {
+      test.body();
+    } catch (const std::exception& e) {
+      std::printf("FAIL %s on process %d: %s\n", test.name, process_index(), e.what());
+      std::printf("%d processes: %d passed, 1 failed\n", process_count(), passed);
+      std::fflush(stdout);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (process_index() == 0) std::printf("PASS %s\n", test.name);
+    std::fflush(stdout);
+    ++passed;
+  }
+  if (process_index() == 0)
+    std::printf("%d processes: %d passed, 0 failed\n", process_count(), passed);
+  return 0;
+}
+
+}  // namespace mpi_test
