@@ -73,6 +73,37 @@ bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_
   return true;
 }
 
+struct run_outcome {
+  cudaError_t kernel_status = cudaSuccess;
+  std::optional<std::string> hang_report;  // set when the watchdog found a standstill
+};
+
+// The main thread's part of a run: wait for the kernel, asking the watchdog every millisecond.
+// Warnings are printed and the run goes on; after a standstill the ranks get a moment to stop
+// (waiting ranks trap on the abort flag), then the run is given up whatever they do.
+run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog, const device_state& state) {
+  run_outcome outcome;
+  std::optional<watchdog::clock::time_point> gave_up_at;
+  while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
+    const auto now = watchdog::clock::now();
+    if (!outcome.hang_report) {
+      watchdog::verdict verdict = dog.check(now);
+      if (verdict.what == watchdog::verdict::warning) {
+        std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
+        std::fflush(stderr);
+      } else if (verdict.what == watchdog::verdict::standstill) {
+        outcome.hang_report = std::move(verdict.report);
+        state.request_abort();
+        gave_up_at = now;
+      }
+    } else if (now - *gave_up_at > std::chrono::seconds(5)) {
+      break;  // some rank is not in a dcuda wait and never reads the abort flag
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return outcome;
+}
+
 }  // namespace
 }  // namespace dcuda::runtime
 
@@ -118,8 +149,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
                settings_.wait_timeout_s);
   cuda_event started;
   cuda_event finished;
-  std::optional<std::string> hang_report;
-  cudaError_t kernel_status = cudaSuccess;
+  run_outcome outcome;
   {
     std::uint32_t* acks = state_.host_acks();
     polling_thread command_proxy(
@@ -136,26 +166,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
                                                  arguments, 0, stream_.get()));
     DCUDA_CUDA_CHECK(cudaEventRecord(finished.get(), stream_.get()));
 
-    // The main thread watches the run; after a standstill it gives the ranks a moment to stop
-    // (waiting ranks trap on the abort flag) and then fails whatever they do.
-    std::optional<watchdog::clock::time_point> gave_up_at;
-    while ((kernel_status = cudaEventQuery(finished.get())) == cudaErrorNotReady) {
-      const auto now = watchdog::clock::now();
-      if (!hang_report) {
-        watchdog::verdict verdict = dog.check(now);
-        if (verdict.what == watchdog::verdict::warning) {
-          std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
-          std::fflush(stderr);
-        } else if (verdict.what == watchdog::verdict::standstill) {
-          hang_report = std::move(verdict.report);
-          state_.request_abort();
-          gave_up_at = now;
-        }
-      } else if (now - *gave_up_at > std::chrono::seconds(5)) {
-        break;  // some rank is not in a dcuda wait and never reads the abort flag
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    outcome = watch_until_finished(finished.get(), dog, state_);
   }  // threads drain what the device sent, then stop
 
   const protocol::error_report& report = state_.error();
@@ -163,9 +174,9 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
           .load(cuda::memory_order_acquire) != 0u) {
     throw error("dcuda_host_run: " + describe_error(report) + "; the run was stopped");
   }
-  if (hang_report) throw error(*hang_report + "the run was stopped");
-  if (kernel_status != cudaSuccess) {
-    throw_cuda_error(kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");
+  if (outcome.hang_report) throw error(*outcome.hang_report + "the run was stopped");
+  if (outcome.kernel_status != cudaSuccess) {
+    throw_cuda_error(outcome.kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");
   }
   float elapsed_ms = 0;
   DCUDA_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, started.get(), finished.get()));
