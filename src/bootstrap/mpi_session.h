@@ -16,9 +16,6 @@ class mpi_session {
   mpi_session& operator=(const mpi_session&) = delete;
   ~mpi_session();
 
-  bool initialised_here() const { return initialised_here_; }
-  int thread_level() const { return thread_level_; }
-
  private:
   bool initialised_here_ = false;
   int thread_level_ = MPI_THREAD_SINGLE;

@@ -19,7 +19,6 @@ class device_state {
   void prepare_run(void* user_data, cudaStream_t stream);
 
   dcuda_context* device_context() const { return context_device_.get(); }
-  const dcuda_context& host_view() const { return context_; }
 
   const protocol::wait_record* wait_records() const { return wait_records_.host(); }
   const protocol::error_report& error() const { return *error_.host(); }

@@ -58,8 +58,6 @@ class mpi_engine {
   // and every send has completed, on every process (it ends with a barrier).
   void quiesce();
 
-  std::size_t sends_in_flight() const { return outgoing_.size(); }
-
  private:
   struct outgoing {
     remote_operation op;                // the header's send buffer
