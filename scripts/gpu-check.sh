@@ -55,6 +55,27 @@ for tool in memcheck racecheck; do
 done
 rm -f "$OUT/sanitizer-case.log"
 
+# Across GPUs (issue 3): the multi-GPU suite under compute-sanitizer, once per path.
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+mpirun_gpus=(mpirun -np 2 --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
+if [ "$gpus" -ge 2 ]; then
+  for tool in memcheck racecheck; do
+    for force in 0 1; do
+      step "compute-sanitizer --tool $tool, 2 processes, DCUDA_FORCE_NETWORK=$force"
+      if "${mpirun_gpus[@]}" -x DCUDA_FORCE_NETWORK=$force -x DCUDA_WAIT_TIMEOUT=300 \
+           compute-sanitizer --tool "$tool" --error-exitcode 86 build/tests/multi_gpu/multi_gpu_tests \
+           > "$OUT/sanitizer-multi.log" 2>&1; then
+        echo "$tool PASS multi_gpu_tests (force network $force)"; grep -E "passed|ERROR SUMMARY" "$OUT/sanitizer-multi.log" | sort | uniq -c
+      else
+        status=1; echo "$tool FAIL multi_gpu_tests (force network $force)"; tail -60 "$OUT/sanitizer-multi.log"
+      fi
+    done
+  done
+  rm -f "$OUT/sanitizer-multi.log"
+else
+  echo "only $gpus GPU(s): the multi-GPU sanitizer runs and benchmarks need 2"
+fi
+
 step "example (thesis listings 3.1/3.2) and consumer project"
 build/apps/reduction/reduction || status=1
 DCUDA_RANKS_PER_DEVICE=5 build/apps/reduction/reduction || status=1
@@ -68,6 +89,19 @@ for bench in local_latency host_roundtrip local_bandwidth; do
     echo "missing benchmark build/bench/$bench"; status=1
   fi
 done
+
+if [ "$gpus" -ge 2 ]; then
+  # NVSHMEM first: remote_latency prints its figures beside dcuda's.
+  for bench in nvshmem_latency remote_latency remote_bandwidth network_engine; do
+    step "benchmark $bench (2 processes)"
+    if [ -x "build/bench/$bench" ]; then
+      "${mpirun_gpus[@]}" -x DCUDA_COMMIT -x DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" \
+        "build/bench/$bench" --out "$OUT/results" || status=1
+    else
+      echo "not built: build/bench/$bench"; [ "$bench" = nvshmem_latency ] || status=1
+    fi
+  done
+fi
 
 step "done"
 echo "gpu-check status: $status (0 = everything passed)"

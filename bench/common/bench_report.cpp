@@ -185,7 +185,7 @@ report::report(std::string benchmark, options options, device_info device)
       commit_(environment_or("DCUDA_COMMIT", "unknown")) {}
 
 void report::print(const table& results) {
-  const std::string dcuda_column = "dcuda (" + results.unit + ")";
+  const std::string dcuda_column = measured_name_ + " (" + results.unit + ")";
   const std::string reference_column = results.reference_name + " (" + results.unit + ")";
   std::printf("# dcuda %s: %s\n", benchmark_.c_str(), results.title.c_str());
   std::printf("# device: %s, driver %s, %s, commit %s\n", device_.name.c_str(),
@@ -225,6 +225,7 @@ void report::write_json() const {
   json << "  \"cuda_runtime_version\": " << quoted(device_.runtime_version) << ",\n";
   json << "  \"date\": " << quoted(date_) << ",\n";
   json << "  \"commit\": " << quoted(commit_) << ",\n";
+  if (measured_name_ != "dcuda") json << "  \"measured\": " << quoted(measured_name_) << ",\n";
   json << "  \"rank_counts\": [";
   const char* separator = "";
   for (const int ranks : rank_counts) {

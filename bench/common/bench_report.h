@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dcuda_bench {
@@ -86,12 +87,18 @@ class report {
   // Writes <results dir>/<benchmark>.json and says where; exits with status 1 when it cannot.
   void write_json() const;
 
+  // What the first column of every table measures: "dcuda" unless a program that measures
+  // something else (NVSHMEM, a staged MPI transfer) says so. The JSON key stays "dcuda"; the file
+  // then names it in "measured".
+  void set_measured_name(std::string name) { measured_name_ = std::move(name); }
+
  private:
   std::string benchmark_;
   options options_;
   device_info device_;
   std::string date_;    // UTC, ISO 8601, taken when the report is created
   std::string commit_;  // $DCUDA_COMMIT or "unknown"
+  std::string measured_name_ = "dcuda";
   std::vector<table> tables_;
   std::vector<target> targets_;
 };

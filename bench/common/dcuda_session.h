@@ -34,6 +34,8 @@ class dcuda_session {
   dcuda_session& operator=(const dcuda_session&) = delete;
 
   int ranks() const { return info_.rank_count; }
+  // Where this process stands: its first world rank, its rank count, the process count...
+  const dcuda_rank_info& rank_info() const { return info_; }
   int threads_per_rank() const { return threads_per_rank_; }
 
   // Runs the kernel once over a copy of `data`, which comes back with the kernel's results.

@@ -51,4 +51,47 @@ __device__ inline void send_signal(dcuda_state& gst, const protocol::channel_vie
   protocol::publish_entry(protocol::entry_at(channel, ticket), ticket);
 }
 
+// Makes entries [first, first + n) visible to the consumer at once: one release fence at system
+// scope, then relaxed stores of the sequence numbers (a release pattern for every entry). The
+// fence is cumulative: it covers the stores other threads of the block made before the block
+// barrier that preceded it.
+__device__ inline void publish_entries(const protocol::channel_view& channel, std::uint32_t first,
+                                       std::uint32_t n) {
+  cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    protocol::system_atomic<std::uint32_t>(protocol::entry_at(channel, first + i).sequence)
+        .store(first + i + 1, cuda::memory_order_relaxed);
+  }
+}
+
+// Writes the header of every entry of a message of n entries starting at `first`.
+__device__ inline void write_entry_headers(const dcuda_state& gst,
+                                           const protocol::channel_view& channel,
+                                           std::uint32_t first, std::uint32_t n,
+                                           protocol::message_type type, std::int32_t aux) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    volatile protocol::channel_entry& entry = protocol::entry_at(channel, first + i);
+    entry.type = static_cast<std::uint16_t>(type);
+    entry.entries = static_cast<std::uint16_t>(i == 0 ? n : 0);
+    entry.rank = gst.world_rank;
+    entry.aux = aux;
+  }
+}
+
+// Sends `bytes` of `payload` as one message (thread 0 alone).
+__device__ inline void send_message(dcuda_state& gst, const protocol::channel_view& channel,
+                                    protocol::message_type type, std::int32_t aux,
+                                    const void* payload, std::uint32_t bytes, protocol::call call) {
+  using namespace dcuda::protocol;
+  const std::uint32_t n = entries_for_bytes(bytes);
+  const std::uint32_t first = reserve_channel(gst, channel, n, call, 0, true);
+  write_entry_headers(gst, channel, first, n, type, aux);
+  const auto* from = static_cast<const char*>(payload);
+  for (std::uint32_t at = 0; at < n * entry_payload_bytes; ++at) {
+    volatile channel_entry& entry = entry_at(channel, first + at / entry_payload_bytes);
+    entry.payload[at % entry_payload_bytes] = at < bytes ? from[at] : '\0';
+  }
+  publish_entries(channel, first, n);
+}
+
 }  // namespace dcuda::device

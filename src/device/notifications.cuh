@@ -17,10 +17,10 @@ __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, in
                                                       static_cast<std::uint32_t>(tag));
   std::uint32_t arrived = protocol::device_atomic<std::uint32_t>(gst.notifications[index])
                               .load(cuda::memory_order_relaxed);
-  // Counters written by the host proxy are only read when other processes exist: a read of
-  // host memory costs a PCIe round trip.
-  if (gst.process_count > 1) {
-    arrived += protocol::system_atomic<std::uint32_t>(gst.ctx->host_notifications[index])
+  // Counters written by the host proxy's stream are only read when some rank is reached through
+  // the network.
+  if (gst.uses_network) {
+    arrived += protocol::system_atomic<std::uint32_t>(gst.network_notifications[index])
                    .load(cuda::memory_order_relaxed);
   }
   return arrived;
@@ -32,9 +32,16 @@ __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, in
 __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
   const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
                                                       static_cast<std::uint32_t>(tag));
-  protocol::device_atomic<std::uint32_t>(gst.notifications[index]).load(cuda::memory_order_acquire);
   if (gst.process_count > 1) {
-    protocol::system_atomic<std::uint32_t>(gst.ctx->host_notifications[index])
+    // Peer GPUs signal with system-scope releases; the acquire must have the same scope.
+    protocol::system_atomic<std::uint32_t>(gst.notifications[index])
+        .load(cuda::memory_order_acquire);
+    if (gst.uses_network) {
+      protocol::system_atomic<std::uint32_t>(gst.network_notifications[index])
+          .load(cuda::memory_order_acquire);
+    }
+  } else {
+    protocol::device_atomic<std::uint32_t>(gst.notifications[index])
         .load(cuda::memory_order_acquire);
   }
 }

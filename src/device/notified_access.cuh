@@ -1,22 +1,44 @@
 // dcuda_put, dcuda_put_notify, dcuda_notify, dcuda_win_flush (thesis listing 3.5, section 4.5).
-// On one GPU the rank does everything itself: its threads copy into the target's window, then
-// thread 0 bumps the target's counter with a release atomic, so the data is visible before the
-// notification. Operations are complete when they return, which gives issue-order delivery to
-// every target and makes dcuda_win_flush a check of its window only.
+// On its own GPU, and on a peer GPU of the node, the rank does everything itself: its threads
+// copy into the target's window, then thread 0 bumps the target's counter with a release atomic
+// (device scope on its GPU, system scope on a peer), so the data is visible before the
+// notification. Those operations are complete when they return, which gives issue-order delivery
+// to every target. A target reached through the network gets the operation through the host
+// proxies (device/remote_send.cuh), which deliver in issue order too; dcuda_win_flush waits until
+// the proxy has copied out the rank's large payloads.
 #pragma once
 
 #include "device/block_copy.cuh"
+#include "device/remote_send.cuh"
 #include "device/window.cuh"
 #include "protocol/notification_counters.h"
 
 namespace dcuda::device {
 
 struct put_route {
-  void* destination;
-  int target;       // device rank
+  void* destination;         // meaningless on the network path
+  std::uint32_t* counters;   // the target's notification counters (null on the network path)
+  int target;                // world rank
+  int slot;                  // window slot
+  protocol::route path;
   bool cache_miss;  // thread 0 stores the entries in gst after the copy
   protocol::window_entry own, remote;
 };
+
+// How to reach a world rank: this GPU's ranks without a load, others from the route table.
+struct target_route {
+  std::uint32_t* counters;
+  protocol::route path;
+};
+__device__ inline target_route route_to(const dcuda_state& gst, int world_rank) {
+  if (on_this_device(gst, world_rank)) {
+    return {gst.notifications + protocol::counter_index(
+                                    static_cast<std::uint32_t>(world_rank - gst.rank_start), 0),
+            protocol::route::local};
+  }
+  const protocol::rank_route r = gst.rank_routes[world_rank];
+  return {r.counters, static_cast<protocol::route>(r.path)};
+}
 
 // Stops the run with the precise complaint about a put whose arguments the fast check rejected.
 // Out of line: the fast path only computes one combined condition.
@@ -52,12 +74,18 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   const dcuda_comm comm = window_comm(gst, slot);
   check_rank(gst, call, comm, rank);
   put_route route{};
-  route.target = device_rank_of(gst, comm, rank);
+  route.target = world_rank_of(gst, comm, rank);
+  route.slot = slot;
   route.cache_miss = gst.cached_window != win || gst.cached_target != route.target;
   if (route.cache_miss) {
-    route.own = window_of(gst, slot, gst.device_rank);
+    route.own = window_of(gst, slot, gst.world_rank);
     route.remote = window_of(gst, slot, route.target);
+    const target_route to = route_to(gst, route.target);
+    route.counters = to.counters;
+    route.path = to.path;
   } else {
+    route.counters = gst.cached_counters;
+    route.path = static_cast<protocol::route>(gst.cached_path);
     route.own.base = gst.cached_own_base;
     route.own.size = gst.cached_own_size;
     route.remote.base = gst.cached_target_base;
@@ -88,6 +116,8 @@ __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put
   if (threadIdx.x == 0 && route.cache_miss) {
     gst.cached_window = win;
     gst.cached_target = route.target;
+    gst.cached_path = static_cast<std::uint32_t>(route.path);
+    gst.cached_counters = route.counters;
     gst.cached_target_base = route.remote.base;
     gst.cached_target_size = route.remote.size;
     gst.cached_own_base = route.own.base;
@@ -98,13 +128,33 @@ __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put
 // Thread 0 counts one notification at the target. Must follow a block barrier so that the
 // release covers every thread's stores (PTX release is cumulative over what the barrier ordered
 // before it). A reduction, not an atomic: the sender needs no answer, so it does not wait for one.
-__device__ inline void signal_device_rank(const dcuda_state& gst, int target_device_rank, int tag) {
+// A peer GPU's counter needs system scope: the data crossed NVLink/PCIe.
+__device__ inline void signal_rank(std::uint32_t* counters, protocol::route path, int tag) {
   if (threadIdx.x == 0) {
-    std::uint32_t* counter =
-        gst.notifications + protocol::counter_index(static_cast<std::uint32_t>(target_device_rank),
-                                                    static_cast<std::uint32_t>(tag));
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+    std::uint32_t* counter = counters + tag;
+    if (path == protocol::route::local) {
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+    } else {
+      asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+    }
   }
+}
+
+// A put or put_notify: stores by the rank itself, or a message to the proxy.
+__device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win,
+                                 const put_route& route, int offset, int size, void* buffer,
+                                 bool notify, int tag) {
+  if (route.path == protocol::route::network) {
+    send_remote_operation(gst, call,
+                          notify ? protocol::operation_kind::put_notify
+                                 : protocol::operation_kind::put,
+                          route.target, route.slot, offset, size, buffer, tag);
+  } else {
+    block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
+    __syncthreads();  // complete on return: the caller may reuse its buffer at once
+    if (notify) signal_rank(route.counters, route.path, tag);
+  }
+  remember_route(gst, win, route);
 }
 
 }  // namespace dcuda::device
@@ -115,9 +165,7 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
   device::enter_collective(gst.ctx, protocol::call::put);
   const device::put_route route =
       device::checked_put_route(gst, protocol::call::put, win, rank, offset, size, buffer);
-  device::block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
-  __syncthreads();  // complete on return: the caller may reuse its buffer at once
-  device::remember_route(gst, win, route);
+  device::put_along(gst, protocol::call::put, win, route, offset, size, buffer, false, 0);
 }
 
 __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
@@ -127,10 +175,7 @@ __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int ran
   device::check_tag(gst, protocol::call::put_notify, tag);
   const device::put_route route =
       device::checked_put_route(gst, protocol::call::put_notify, win, rank, offset, size, buffer);
-  device::block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
-  __syncthreads();
-  device::signal_device_rank(gst, route.target, tag);
-  device::remember_route(gst, win, route);
+  device::put_along(gst, protocol::call::put_notify, win, route, offset, size, buffer, true, tag);
 }
 
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
@@ -139,11 +184,19 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
   device::check_comm(gst, protocol::call::notify, comm);
   device::check_tag(gst, protocol::call::notify, tag);
   device::check_rank(gst, protocol::call::notify, comm, rank);
-  device::signal_device_rank(gst, device::device_rank_of(gst, comm, rank), tag);
+  const int target = device::world_rank_of(gst, comm, rank);
+  const device::target_route to = device::route_to(gst, target);
+  if (to.path == protocol::route::network) {
+    device::send_remote_operation(gst, protocol::call::notify, protocol::operation_kind::notify,
+                                  target, -1, 0, 0, nullptr, tag);
+  } else {
+    device::signal_rank(to.counters, to.path, tag);
+  }
 }
 
 __device__ inline void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::win_flush);
   device::checked_window_slot(gst, protocol::call::win_flush, win);
+  if (gst.uses_network) device::wait_for_staged_puts(gst, protocol::call::win_flush);
 }

@@ -2,6 +2,7 @@
 // listing 3.4 and dcuda_comm_barrier of listing 3.5).
 #pragma once
 
+#include "device/channel_send.cuh"
 #include "device/collective.cuh"
 #include "device/spin_wait.cuh"
 #include "protocol/barrier.h"
@@ -27,10 +28,15 @@ __device__ inline int comm_size(const dcuda_state& gst, dcuda_comm comm) {
   return comm == DCUDA_COMM_WORLD ? gst.world_size : gst.device_ranks;
 }
 
-// Rank index within `comm` -> block index on this GPU. With one process per run (the only case
-// until the multi-process transport lands) every world rank lives on this GPU.
-__device__ inline int device_rank_of(const dcuda_state& gst, dcuda_comm comm, int rank) {
-  return comm == DCUDA_COMM_WORLD ? rank - gst.rank_start : rank;
+// Rank index within `comm` -> world rank.
+__device__ inline int world_rank_of(const dcuda_state& gst, dcuda_comm comm, int rank) {
+  return comm == DCUDA_COMM_WORLD ? rank : rank + gst.rank_start;
+}
+
+// Whether a world rank runs on this GPU.
+__device__ inline bool on_this_device(const dcuda_state& gst, int world_rank) {
+  return static_cast<unsigned>(world_rank - gst.rank_start) <
+         static_cast<unsigned>(gst.device_ranks);
 }
 
 __device__ inline void check_rank(const dcuda_state& gst, protocol::call call, dcuda_comm comm,
@@ -74,6 +80,47 @@ __device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
   __syncthreads();
 }
 
+// A collective over DCUDA_COMM_WORLD across processes (protocol/world_collective.h): the ranks
+// of this GPU meet, rank 0 hands the collective to the host proxy and waits for every other
+// process, then the ranks meet again. Called by every thread of every rank, after
+// enter_collective.
+__device__ inline void world_collective(dcuda_state& gst, protocol::call call,
+                                        std::uint32_t windows_in_use, int slot) {
+  device_barrier(gst, call);
+  if (gst.device_rank == 0 && threadIdx.x == 0) {
+    const std::uint32_t sequence = ++gst.world_collectives;
+    protocol::world_collective_request request{};
+    request.call = static_cast<std::uint32_t>(call);
+    request.windows_in_use = windows_in_use;
+    request.slot = slot;
+    for (int i = 0; i < protocol::max_windows; ++i) request.generation[i] = gst.generation[i];
+    send_message(gst, gst.ctx->commands, protocol::message_type::world_collective,
+                 static_cast<std::int32_t>(sequence), &request, sizeof request, call);
+    std::uint32_t& completed = gst.ctx->collective_result->completed;
+    spin_until(gst,
+               wait_description{call, protocol::wait_kind::world_collective,
+                                static_cast<std::int32_t>(sequence), sequence},
+               [&](std::uint32_t& done) {
+                 done = protocol::system_atomic<std::uint32_t>(completed).load(
+                     cuda::memory_order_relaxed);
+                 return protocol::reached(done, sequence);
+               });
+    // Acquire: what the proxy wrote before it (window entries, results) is visible, and through
+    // the barrier below to every rank.
+    protocol::system_atomic<std::uint32_t>(completed).load(cuda::memory_order_acquire);
+  }
+  device_barrier(gst, call);
+}
+
+// The barrier of DCUDA_COMM_WORLD: this GPU's ranks alone when there is one process.
+__device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
+  if (gst.process_count > 1) {
+    world_collective(gst, call, 0, -1);
+  } else {
+    device_barrier(gst, call);
+  }
+}
+
 }  // namespace dcuda::device
 
 __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& gst) {
@@ -89,6 +136,9 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.ctx = dcuda;
     gst.notifications = dcuda->device_notifications;
     gst.windows = dcuda->windows;
+    gst.rank_routes = dcuda->rank_routes;
+    gst.network_notifications = dcuda->network_notifications;
+    gst.uses_network = dcuda->uses_network;
     gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
     gst.world_rank = world_rank;
     gst.rank_start = dcuda->rank_start;
@@ -101,6 +151,8 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.cached_window = -1;
     gst.cached_target = -1;
     gst.acks_requested = 0;
+    gst.acks_awaited = 0;
+    gst.world_collectives = 0;
     gst.waits_published = 0;
     gst.record_writes = 0;
     gst.broadcast = 0;
@@ -112,13 +164,15 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.generation[i] = 0;
   }
   __syncthreads();
-  device::device_barrier(gst, protocol::call::gpu_init);
+  // Across processes this also waits until every GPU has reset its counters for this run.
+  device::world_barrier(gst, protocol::call::gpu_init);
 }
 
 __device__ inline void dcuda_gpu_finish(dcuda_state& gst) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::gpu_finish);
-  device::device_barrier(gst, protocol::call::gpu_finish);
+  // Across processes: nothing is still on its way to this GPU when its kernel ends.
+  device::world_barrier(gst, protocol::call::gpu_finish);
   if (threadIdx.x == 0) {
     device::write_wait_record(
         gst,
@@ -145,5 +199,9 @@ __device__ inline void dcuda_comm_barrier(dcuda_state& gst, dcuda_comm comm) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::comm_barrier);
   device::check_comm(gst, protocol::call::comm_barrier, comm);
-  device::device_barrier(gst, protocol::call::comm_barrier);
+  if (comm == DCUDA_COMM_WORLD) {
+    device::world_barrier(gst, protocol::call::comm_barrier);
+  } else {
+    device::device_barrier(gst, protocol::call::comm_barrier);
+  }
 }

@@ -23,6 +23,10 @@ enum class message_type : std::uint16_t {
   timer_start,  // host takes the time on receipt
   timer_stop,
   ping,  // host answers by acknowledging `aux` (dcuda_ping_host)
+  remote_operation,  // aux: acknowledgement the rank waits for in flush (0: none); payload: a
+                     // protocol::remote_operation and the source address (8 bytes), then the
+                     // data itself in the following entries when it travels inline
+  world_collective,  // aux: sequence; payload: protocol::world_collective_request
 };
 
 inline constexpr std::uint32_t entry_bytes = 64;

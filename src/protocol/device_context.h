@@ -6,15 +6,19 @@
 
 #include "protocol/command_channel.h"
 #include "protocol/error_report.h"
+#include "protocol/routes.h"
 #include "protocol/wait_record.h"
 #include "protocol/window_table.h"
+#include "protocol/world_collective.h"
 
 struct dcuda_context {
   // Identity of the ranks on this GPU.
   std::int32_t rank_start;     // world rank of block 0
   std::int32_t world_size;     // ranks in DCUDA_COMM_WORLD
   std::int32_t device_ranks;   // ranks (blocks) on this GPU
-  std::int32_t process_count;  // 1 until the multi-process transport exists
+  std::int32_t process_count;  // dcuda processes (one per GPU)
+  std::int32_t process_index;
+  std::uint32_t uses_network;  // 1 when some rank is reached through the host proxies
 
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 
@@ -22,16 +26,21 @@ struct dcuda_context {
   std::uint32_t* device_notifications;     // [device_ranks][256]
   std::uint32_t* barrier_arrivals;         // DCUDA_COMM_DEVICE barrier counter
   std::uint32_t* first_error;              // 0 until one thread claims the right to report
-  dcuda::protocol::window_entry* windows;  // [max_windows][device_ranks]
+  dcuda::protocol::window_entry* windows;  // [max_windows][world_size], by world rank
+  dcuda::protocol::rank_route* rank_routes;  // [world_size], written once at dcuda_host_init
+  // [device_ranks][256]: notifications that came through the network, written (absolute counts)
+  // by the host proxy's stream after the data they announce.
+  std::uint32_t* network_notifications;
 
   // Host memory mapped into the device.
-  std::uint32_t* host_notifications;           // [device_ranks][256], written by the host proxy
   std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered
   std::uint32_t* abort_requested;              // set by the host watchdog: waiting ranks stop
   dcuda::protocol::wait_record* wait_records;  // [device_ranks]
   dcuda::protocol::error_report* error;        // the first misuse found on this GPU
   dcuda::protocol::channel_view commands;      // timers, pings (and remote operations later)
   dcuda::protocol::channel_view logs;          // dcuda_log lines
+  dcuda::protocol::world_collective_result* collective_result;  // written by the host proxy
+  dcuda::protocol::window_offer* window_offers;                 // [device_ranks], read by it
 
   std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
 };

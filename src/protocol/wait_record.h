@@ -14,6 +14,7 @@ enum class wait_kind : std::uint32_t {
   channel_room,   // detail: channel; waiting for the host to drain the device->host channel
   host_ack,       // detail: operation; waiting for the host proxy to answer
   finished,       // the rank returned from dcuda_gpu_finish
+  world_collective,  // detail: sequence; rank 0 waits for the other processes (via its proxy)
 };
 
 struct wait_record {

@@ -11,13 +11,17 @@ std::optional<channel_message> channel_consumer::try_take() {
   }
   channel_message message{
       static_cast<protocol::message_type>(first->type), first->rank, first->aux, {}};
-  if (message.type == protocol::message_type::log_line) {
-    for (std::uint32_t i = 0; i < entries; ++i) {
-      const protocol::channel_entry& entry = protocol::entry_at(view_, position_ + i);
-      std::size_t length = 0;
+  const bool text = message.type == protocol::message_type::log_line;
+  const bool carries_bytes = text || message.type == protocol::message_type::remote_operation ||
+                             message.type == protocol::message_type::world_collective;
+  for (std::uint32_t i = 0; carries_bytes && i < entries; ++i) {
+    const protocol::channel_entry& entry = protocol::entry_at(view_, position_ + i);
+    std::size_t length = protocol::entry_payload_bytes;
+    if (text) {
+      length = 0;
       while (length < protocol::entry_payload_bytes && entry.payload[length] != '\0') ++length;
-      message.text.append(entry.payload, length);
     }
+    message.text.append(entry.payload, length);
   }
   position_ += entries;
   if (position_ - published_ >= view_.capacity / 4) publish_position();

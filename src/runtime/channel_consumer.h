@@ -13,7 +13,8 @@ struct channel_message {
   protocol::message_type type;
   int rank;
   int aux;
-  std::string text;  // payload of all entries, up to the first NUL
+  std::string text;  // log lines: the payload of all entries up to the first NUL; other
+                     // messages: the payload of all entries, every byte
 };
 
 class channel_consumer {

@@ -19,28 +19,36 @@ enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
 
 }  // namespace
 
-device_state::device_state(int device_ranks, double report_wait_after_s)
-    : device_ranks_(device_ranks),
-      device_notifications_(static_cast<std::size_t>(device_ranks) * protocol::tag_count),
+device_state::device_state(world_shape shape, double report_wait_after_s)
+    : shape_(shape),
+      device_notifications_(static_cast<std::size_t>(shape.device_ranks) * protocol::tag_count),
+      network_notifications_(static_cast<std::size_t>(shape.device_ranks) * protocol::tag_count),
       device_words_(device_word_count),
-      windows_(static_cast<std::size_t>(device_ranks) * protocol::max_windows),
+      windows_(static_cast<std::size_t>(shape.world_size) * protocol::max_windows),
+      rank_routes_(static_cast<std::size_t>(shape.world_size)),
       context_device_(1),
-      host_notifications_(static_cast<std::size_t>(device_ranks) * protocol::tag_count),
-      host_acks_(static_cast<std::size_t>(device_ranks)),
+      host_acks_(static_cast<std::size_t>(shape.device_ranks)),
       host_words_(host_word_count),
-      wait_records_(static_cast<std::size_t>(device_ranks)),
+      wait_records_(static_cast<std::size_t>(shape.device_ranks)),
       error_(1),
       command_entries_(command_capacity),
-      log_entries_(log_capacity) {
-  context_.rank_start = 0;
-  context_.world_size = device_ranks;
-  context_.device_ranks = device_ranks;
-  context_.process_count = 1;
+      log_entries_(log_capacity),
+      collective_result_(1),
+      window_offers_(static_cast<std::size_t>(shape.device_ranks)) {
+  context_.rank_start = shape.rank_start;
+  context_.world_size = shape.world_size;
+  context_.device_ranks = shape.device_ranks;
+  context_.process_count = shape.process_count;
+  context_.process_index = shape.process_index;
+  context_.uses_network = 0;
   context_.device_notifications = device_notifications_.get();
+  context_.network_notifications = network_notifications_.get();
   context_.barrier_arrivals = device_words_.get() + barrier_word;
   context_.first_error = device_words_.get() + first_error_word;
   context_.windows = windows_.get();
-  context_.host_notifications = host_notifications_.device();
+  context_.rank_routes = rank_routes_.get();
+  context_.collective_result = collective_result_.device();
+  context_.window_offers = window_offers_.device();
   context_.host_acks = host_acks_.device();
   context_.abort_requested = host_words_.device() + abort_word;
   context_.wait_records = wait_records_.device();
@@ -53,15 +61,31 @@ device_state::device_state(int device_ranks, double report_wait_after_s)
   context_.report_wait_after_ns = static_cast<std::uint64_t>(report_wait_after_s * 1e9);
 }
 
+void device_state::set_rank_routes(const std::vector<protocol::rank_route>& routes) {
+  if (routes.size() != rank_routes_.size()) {
+    throw dcuda::runtime::error("device_state: " + std::to_string(routes.size()) + " routes for " +
+                std::to_string(rank_routes_.size()) + " world ranks");
+  }
+  context_.uses_network = 0;
+  for (const auto& r : routes) {
+    if (static_cast<protocol::route>(r.path) == protocol::route::network) context_.uses_network = 1;
+  }
+  DCUDA_CUDA_CHECK(cudaMemcpy(rank_routes_.get(), routes.data(),
+                              routes.size() * sizeof(protocol::rank_route),
+                              cudaMemcpyHostToDevice));
+}
+
 void device_state::prepare_run(void* user_data, cudaStream_t stream) {
   context_.user_data = user_data;
   device_notifications_.zero_async(stream);
+  network_notifications_.zero_async(stream);
   device_words_.zero_async(stream);
   windows_.zero_async(stream);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),
                                    cudaMemcpyHostToDevice, stream));
-  host_notifications_.zero();
   host_acks_.zero();
+  collective_result_.zero();
+  window_offers_.zero();
   host_words_.zero();
   wait_records_.zero();
   error_.zero();
@@ -72,6 +96,11 @@ void device_state::prepare_run(void* user_data, cudaStream_t stream) {
 void device_state::request_abort() const {
   protocol::system_atomic<std::uint32_t>(host_words_.host()[abort_word])
       .store(1u, cuda::memory_order_release);
+}
+
+bool device_state::abort_requested() const {
+  return protocol::system_atomic<std::uint32_t>(host_words_.host()[abort_word])
+             .load(cuda::memory_order_acquire) != 0u;
 }
 
 protocol::channel_view device_state::command_channel() const {

@@ -1,50 +1,78 @@
 // Everything a run needs in device and host memory, and the dcuda_context that points to it.
-// Sized once per host context (by its rank count) and reset before every run.
+// Sized once per host context (by its rank counts) and reset before every run.
 #pragma once
+
+#include <vector>
 
 #include "protocol/device_context.h"
 #include "runtime/cuda_memory.h"
 
 namespace dcuda::runtime {
 
+// Where this GPU's ranks stand in DCUDA_COMM_WORLD.
+struct world_shape {
+  int device_ranks = 0;
+  int world_size = 0;
+  int rank_start = 0;
+  int process_count = 1;
+  int process_index = 0;
+};
+
 class device_state {
  public:
   static constexpr std::uint32_t command_capacity = 1024;  // entries, power of two
   static constexpr std::uint32_t log_capacity = 4096;
 
-  device_state(int device_ranks, double report_wait_after_s);
+  device_state(world_shape shape, double report_wait_after_s);
+
+  // Writes the path to every world rank (protocol/routes.h); once, before the first run.
+  void set_rank_routes(const std::vector<protocol::rank_route>& routes);
 
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.
   void prepare_run(void* user_data, cudaStream_t stream);
 
+  const world_shape& shape() const { return shape_; }
   dcuda_context* device_context() const { return context_device_.get(); }
 
   const protocol::wait_record* wait_records() const { return wait_records_.host(); }
   const protocol::error_report& error() const { return *error_.host(); }
   std::uint32_t* host_acks() const { return host_acks_.host(); }
   void request_abort() const;
+  bool abort_requested() const;
+
+  // For the host proxy.
+  std::uint32_t* device_notifications() const { return device_notifications_.get(); }
+  std::uint32_t* network_notifications() const { return network_notifications_.get(); }
+  protocol::window_entry* windows() const { return windows_.get(); }
+  protocol::world_collective_result* collective_result() const {
+    return collective_result_.host();
+  }
+  const protocol::window_offer* window_offers() const { return window_offers_.host(); }
 
   // Channel views as the host sees them (host pointers for what lives in host memory).
   protocol::channel_view command_channel() const;
   protocol::channel_view log_channel() const;
 
  private:
-  int device_ranks_;
+  world_shape shape_;
   dcuda_context context_{};  // as sent to the device (device pointers)
 
   device_array<std::uint32_t> device_notifications_;
+  device_array<std::uint32_t> network_notifications_;
   device_array<std::uint32_t> device_words_;  // barrier, first_error, 2 tickets, 2 cached positions
   device_array<protocol::window_entry> windows_;
+  device_array<protocol::rank_route> rank_routes_;
   device_array<dcuda_context> context_device_;
 
-  mapped_array<std::uint32_t> host_notifications_;
   mapped_array<std::uint32_t> host_acks_;
   mapped_array<std::uint32_t> host_words_;  // abort flag, 2 consumer positions
   mapped_array<protocol::wait_record> wait_records_;
   mapped_array<protocol::error_report> error_;
   mapped_array<protocol::channel_entry> command_entries_;
   mapped_array<protocol::channel_entry> log_entries_;
+  mapped_array<protocol::world_collective_result> collective_result_;
+  mapped_array<protocol::window_offer> window_offers_;
 };
 
 }  // namespace dcuda::runtime

@@ -95,6 +95,10 @@ std::string describe_wait(const protocol::wait_record& record, int device_ranks)
       text << call << ": waiting for the host to answer operation " << record.detail
            << " (answered up to " << record.available << ")";
       break;
+    case wait_kind::world_collective:
+      text << call << ": waiting for the other processes (collective " << record.detail
+           << " of DCUDA_COMM_WORLD)";
+      break;
     case wait_kind::finished:
       text << "finished (returned from dcuda_gpu_finish)";
       break;

@@ -9,22 +9,52 @@
 #include "runtime/channel_consumer.h"
 #include "runtime/cpu_timers.h"
 #include "runtime/error_text.h"
+#include "runtime/network_proxy.h"
 #include "runtime/polling_thread.h"
 #include "runtime/watchdog.h"
 
 namespace dcuda::runtime {
 namespace {
 
-int select_device(int device) {
+// The GPU of this process: the one the settings name, else the one its index among the
+// processes of its node names.
+int select_device(const std::optional<int>& chosen, const process_group* group) {
   int count = 0;
   DCUDA_CUDA_CHECK(cudaGetDeviceCount(&count));
+  const int local_index = group != nullptr ? group->layout().local_index : 0;
+  const int device = chosen.value_or(local_index);
   if (device >= count) {
-    throw error("dcuda_host_init: GPU " + std::to_string(device) +
-                " (DCUDA_DEVICE / --dcuda-device) does not exist; " + std::to_string(count) +
-                " GPU(s) found");
+    if (chosen) {
+      throw error("dcuda_host_init: GPU " + std::to_string(device) +
+                  " (DCUDA_DEVICE / --dcuda-device) does not exist; " + std::to_string(count) +
+                  " GPU(s) found");
+    }
+    throw error("dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
+                std::to_string(group->layout().local_count) +
+                " on its node, which takes GPU " + std::to_string(device) + ", but the node has " +
+                std::to_string(count) +
+                " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
   }
   DCUDA_CUDA_CHECK(cudaSetDevice(device));
   return device;
+}
+
+world_shape shape_of(process_group* group, int device_ranks) {
+  if (group == nullptr) return {device_ranks, device_ranks, 0, 1, 0};
+  group->share_rank_counts(device_ranks);
+  const int me = group->layout().process_index;
+  return {device_ranks, group->ranks().world_size(), group->ranks().rank_start(me),
+          group->layout().process_count, me};
+}
+
+// Every rank on this GPU: one process alone.
+std::vector<protocol::rank_route> local_routes(const device_state& state) {
+  std::vector<protocol::rank_route> routes(static_cast<std::size_t>(state.shape().device_ranks));
+  for (std::size_t r = 0; r < routes.size(); ++r) {
+    routes[r] = {state.device_notifications() + r * protocol::tag_count,
+                 static_cast<std::uint32_t>(protocol::route::local), 0};
+  }
+  return routes;
 }
 
 // Prints log lines as "[rank R] text" (or "[rank R thread T] text") on standard output.
@@ -48,7 +78,7 @@ bool print_log_lines(channel_consumer& logs) {
 // Serves timers and pings. Pings are answered by storing the operation number the rank waits for.
 // Messages carry world ranks; the per-rank host arrays are indexed by rank on this GPU.
 bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_t* acks,
-                    int rank_start) {
+                    int rank_start, network_proxy* network) {
   auto message = commands.try_take();
   if (!message) {
     commands.publish_position();
@@ -64,8 +94,24 @@ bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_
       timers.stop(device_rank, now);
       break;
     case protocol::message_type::ping:
-      protocol::system_atomic<std::uint32_t>(acks[device_rank])
-          .store(static_cast<std::uint32_t>(message->aux), cuda::memory_order_release);
+      if (network != nullptr) {  // answered in order with the rank's staged operations
+        network->take_ping(message->rank, static_cast<std::uint32_t>(message->aux));
+      } else {
+        protocol::system_atomic<std::uint32_t>(acks[device_rank])
+            .store(static_cast<std::uint32_t>(message->aux), cuda::memory_order_release);
+      }
+      break;
+    case protocol::message_type::remote_operation:
+    case protocol::message_type::world_collective:
+      if (network == nullptr) {
+        throw error("host proxy: rank " + std::to_string(message->rank) +
+                    " sent a message for other processes, but this process runs alone");
+      }
+      if (message->type == protocol::message_type::remote_operation) {
+        network->take_operation(*message);
+      } else {
+        network->take_collective(*message);
+      }
       break;
     default:
       break;
@@ -115,18 +161,33 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     : settings_(settings),
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
-      launch_(plan_launch(kernel, select_device(settings.device), threads_per_rank,
-                          settings.max_ranks_per_device)),
-      state_(launch_.ranks, settings.report_wait_after_s) {
-  rank_info_.rank_count = launch_.ranks;
-  rank_info_.rank_responsible = launch_.ranks;
-  rank_info_.rank_start = 0;
-  rank_info_.device_count = 1;
-  rank_info_.device_index = 0;
-  rank_info_.node_count = 1;
-  rank_info_.node_index = 0;
-  rank_info_.process_count = 1;
-  rank_info_.process_index = 0;
+      group_(process_group::join_if_launched()),
+      device_(select_device(settings.device, group_.get())),
+      launch_(plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device)),
+      state_(shape_of(group_.get(), launch_.ranks), settings.report_wait_after_s) {
+  const world_shape& shape = state_.shape();
+  if (group_) {
+    group_->connect(device_, state_.device_notifications(), settings.force_network);
+    state_.set_rank_routes(group_->rank_routes());
+    if (settings.verbose) {
+      const std::string paths = group_->describe_paths();
+      std::fwrite(paths.data(), 1, paths.size(), stderr);
+      std::fflush(stderr);
+    }
+  } else {
+    state_.set_rank_routes(local_routes(state_));
+  }
+  const dcuda::bootstrap::process_layout layout =
+      group_ ? group_->layout() : dcuda::bootstrap::process_layout{};
+  rank_info_.rank_count = shape.world_size;
+  rank_info_.rank_responsible = shape.device_ranks;
+  rank_info_.rank_start = shape.rank_start;
+  rank_info_.device_count = layout.local_count;
+  rank_info_.device_index = layout.local_index;
+  rank_info_.node_count = layout.node_count;
+  rank_info_.node_index = layout.node_index;
+  rank_info_.process_count = layout.process_count;
+  rank_info_.process_index = layout.process_index;
 }
 
 double dcuda_host_context::run(void* user_data, std::size_t size) {
@@ -142,19 +203,41 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   state_.prepare_run(device_data, stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 
+  // Other processes: the network side of the proxy (created by all processes together).
+  std::optional<network_proxy> network;
+  if (state_.shape().process_count > 1) network.emplace(*group_, state_);
+
   channel_consumer commands(state_.command_channel());
   channel_consumer logs(state_.log_channel());
   cpu_timers timers(launch_.ranks);
+  std::function<std::string()> other_processes;
+  if (network) other_processes = [&] { return network->waiting_for(); };
   watchdog dog(state_.wait_records(), launch_.ranks, rank_info_.rank_start,
-               settings_.wait_timeout_s);
+               settings_.wait_timeout_s, other_processes);
   cuda_event started;
   cuda_event finished;
   run_outcome outcome;
+  std::string proxy_failure;  // written by the proxy thread, read after it has been joined
   {
     std::uint32_t* acks = state_.host_acks();
+    network_proxy* remote = network ? &*network : nullptr;
     polling_thread command_proxy(
-        [&] { return serve_commands(commands, timers, acks, rank_info_.rank_start); },
-        std::chrono::microseconds(0));
+        [&] {
+          if (!proxy_failure.empty()) return false;
+          try {
+            bool any = serve_commands(commands, timers, acks, rank_info_.rank_start, remote);
+            if (remote != nullptr) any = remote->progress() || any;
+            return any;
+          } catch (const std::exception& failure) {
+            // The ranks cannot go on without their proxy: stop them, report after the run.
+            proxy_failure = failure.what();
+            state_.request_abort();
+            return false;
+          }
+        },
+        std::chrono::microseconds(0),
+        // The CUDA device is per thread: the proxy's copies and events belong to this GPU.
+        [this] { cudaSetDevice(device_); });
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
 
@@ -169,6 +252,11 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     outcome = watch_until_finished(finished.get(), dog, state_);
   }  // threads drain what the device sent, then stop
 
+  if (!proxy_failure.empty()) {
+    throw error("dcuda_host_run: host proxy of process " +
+                std::to_string(rank_info_.process_index) + ": " + proxy_failure +
+                "; the run was stopped");
+  }
   const protocol::error_report& report = state_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "dcuda_host.h"
 #include "runtime/device_state.h"
 #include "runtime/launch_config.h"
+#include "runtime/process_group.h"
 #include "runtime/settings.h"
 
 struct dcuda_host_context {
@@ -25,6 +27,8 @@ struct dcuda_host_context {
   dcuda::runtime::settings settings_;
   dcuda_kernel_t kernel_;
   int threads_per_rank_;
+  std::unique_ptr<dcuda::runtime::process_group> group_;  // null: a single process without MPI
+  int device_;
   dcuda::runtime::launch_config launch_;
   dcuda_rank_info rank_info_{};
   dcuda::runtime::device_state state_;

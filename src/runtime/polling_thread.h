@@ -11,9 +11,12 @@ namespace dcuda::runtime {
 class polling_thread {
  public:
   // poll: returns true when it found work. idle_pause: sleep when it found none (zero: spin,
-  // for the lowest latency).
-  polling_thread(std::function<bool()> poll, std::chrono::microseconds idle_pause)
-      : thread_([poll = std::move(poll), idle_pause](std::stop_token stop) {
+  // for the lowest latency). start: runs first, on the thread (e.g. to select its CUDA device,
+  // which is per thread).
+  polling_thread(std::function<bool()> poll, std::chrono::microseconds idle_pause,
+                 std::function<void()> start = {})
+      : thread_([poll = std::move(poll), idle_pause, start = std::move(start)](std::stop_token stop) {
+          if (start) start();
           while (!stop.stop_requested()) {
             if (poll()) continue;
             if (idle_pause.count() > 0) {

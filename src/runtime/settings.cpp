@@ -64,6 +64,12 @@ std::optional<std::string> lookup(const setting_name& name,
   return found;
 }
 
+bool parse_switch(const setting_name& name, const std::string& text) {
+  if (text == "1" || text == "on" || text == "yes" || text == "true") return true;
+  if (text == "0" || text == "off" || text == "no" || text == "false" || text.empty()) return false;
+  reject(name, text, "1 or 0 (also on/off, yes/no, true/false)");
+}
+
 }  // namespace
 
 settings read_settings(const std::vector<std::string>& arguments,
@@ -71,6 +77,8 @@ settings read_settings(const std::vector<std::string>& arguments,
   static constexpr setting_name device{"DCUDA_DEVICE", "--dcuda-device="};
   static constexpr setting_name ranks{"DCUDA_RANKS_PER_DEVICE", "--dcuda-ranks-per-device="};
   static constexpr setting_name timeout{"DCUDA_WAIT_TIMEOUT", "--dcuda-wait-timeout="};
+  static constexpr setting_name network{"DCUDA_FORCE_NETWORK", "--dcuda-force-network="};
+  static constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
 
   settings result;
   if (auto value = lookup(device, arguments, environment)) {
@@ -81,6 +89,12 @@ settings read_settings(const std::vector<std::string>& arguments,
   }
   if (auto value = lookup(timeout, arguments, environment)) {
     result.wait_timeout_s = parse_number(timeout, *value, 0.0, 1e6);
+  }
+  if (auto value = lookup(network, arguments, environment)) {
+    result.force_network = parse_switch(network, *value);
+  }
+  if (auto value = lookup(verbose, arguments, environment)) {
+    result.verbose = parse_switch(verbose, *value);
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

@@ -9,10 +9,13 @@
 namespace dcuda::runtime {
 
 struct settings {
-  int device = 0;                           // DCUDA_DEVICE / --dcuda-device=N
+  std::optional<int> device;                // DCUDA_DEVICE / --dcuda-device=N (default: the
+                                            // process's index among those of its node)
   std::optional<int> max_ranks_per_device;  // DCUDA_RANKS_PER_DEVICE / --dcuda-ranks-per-device=N
   double wait_timeout_s = 10.0;             // DCUDA_WAIT_TIMEOUT / --dcuda-wait-timeout=S (0: off)
   double report_wait_after_s = 0.05;        // a device wait this old publishes its state
+  bool force_network = false;  // DCUDA_FORCE_NETWORK / --dcuda-force-network=1: no peer path
+  bool verbose = false;        // DCUDA_VERBOSE / --dcuda-verbose=1: print the path to each process
 };
 
 // Reads the settings; a malformed value throws runtime::error naming the setting and the value.

@@ -21,11 +21,12 @@ bool is_waiting(const protocol::wait_record& r) {
 }  // namespace
 
 watchdog::watchdog(const protocol::wait_record* records, int device_ranks, int rank_start,
-                   double timeout_s)
+                   double timeout_s, std::function<std::string()> other_processes)
     : records_(records),
       device_ranks_(device_ranks),
       rank_start_(rank_start),
       timeout_s_(timeout_s),
+      other_processes_(std::move(other_processes)),
       seen_(static_cast<std::size_t>(device_ranks)) {}
 
 protocol::wait_record watchdog::read(int rank) const {
@@ -73,7 +74,8 @@ watchdog::verdict watchdog::check(clock::time_point now) {
     last_warning_.clear();
     return {};
   }
-  const std::string ranks = describe_ranks();
+  std::string ranks = describe_ranks();
+  if (other_processes_) ranks += other_processes_();
   std::ostringstream report;
   if (every_rank_stuck_or_finished) {
     report << "dcuda_host_run: no progress for " << timeout_s_

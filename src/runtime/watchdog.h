@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,10 @@ class watchdog {
   using clock = std::chrono::steady_clock;
 
   // records: [device_ranks] in host memory; timeout_s 0 turns the watchdog off.
+  // `other_processes`, when given, says what this process waits for from the others (the host
+  // proxy's view of the current world collective); it is added to every report.
   watchdog(const protocol::wait_record* records, int device_ranks, int rank_start,
-           double timeout_s);
+           double timeout_s, std::function<std::string()> other_processes = {});
 
   struct verdict {
     enum kind { fine, warning, standstill } what = fine;
@@ -47,6 +50,7 @@ class watchdog {
   int device_ranks_;
   int rank_start_;
   double timeout_s_;
+  std::function<std::string()> other_processes_;
   std::vector<seen> seen_;
   std::string last_warning_;  // a warning is printed again only when it says something new
 };

@@ -1,6 +1,7 @@
 #include "transport/mpi_engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -12,12 +13,8 @@ namespace {
 
 constexpr int header_tag = 1;
 
-// A wait that found nothing to do lets other processes run: on an oversubscribed machine a
-// transfer needs both ends scheduled.
-void progress_or_yield(mpi_engine& engine) {
-  if (!engine.progress()) std::this_thread::yield();
-}
 constexpr int payload_tag = 2;
+constexpr int collective_tag = 3;
 
 std::string describe(const remote_operation& op) {
   return "operation " + std::to_string(op.operation_id) + " of rank " +
@@ -48,8 +45,10 @@ mpi_engine::mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& s
   int processes = 0;
   DCUDA_MPI_CHECK(MPI_Comm_size(comm_, &processes));
   incoming_.resize(static_cast<std::size_t>(processes));
+  held_.resize(static_cast<std::size_t>(processes));
   headers_sent_to_.assign(static_cast<std::size_t>(processes), 0);
   headers_received_from_.assign(static_cast<std::size_t>(processes), 0);
+  delivered_from_.assign(static_cast<std::size_t>(processes), 0);
   post_header_receive();
 }
 
@@ -57,6 +56,9 @@ mpi_engine::~mpi_engine() {
   if (header_request_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&header_request_);
     MPI_Wait(&header_request_, MPI_STATUS_IGNORE);
+  }
+  for (auto& [bytes, requests] : announcing_) {
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   }
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
@@ -98,6 +100,7 @@ void mpi_engine::accept(const remote_operation& op, int source_process) {
   in.op = op;
   if (!carries_payload(op)) return;
   auto* destination = static_cast<char*>(sink_.landing_address(op));
+  in.landing = destination;
   if (destination == nullptr) {
     throw runtime::error("mpi_engine: " + describe(op) +
                          " does not fit the target's window; it was refused");
@@ -119,18 +122,33 @@ bool mpi_engine::take_headers() {
     DCUDA_MPI_CHECK(MPI_Test(&header_request_, &arrived, &status));
     if (!arrived) return any;
     any = true;
-    const remote_operation op = header_buffer_;
-    post_header_receive();  // before accept, which may throw: the engine stays consistent
-    accept(op, status.MPI_SOURCE);
+    held_[static_cast<std::size_t>(status.MPI_SOURCE)].push_back(header_buffer_);
+    post_header_receive();
   }
+}
+
+bool mpi_engine::accept_held() {
+  bool any = false;
+  for (std::size_t p = 0; p < held_.size(); ++p) {
+    auto& held = held_[p];
+    while (!held.empty() && sink_.ready_for(held.front())) {
+      const remote_operation op = held.front();
+      held.pop_front();  // before accept, which may throw: the engine stays consistent
+      accept(op, static_cast<int>(p));
+      any = true;
+    }
+  }
+  return any;
 }
 
 bool mpi_engine::deliver_landed() {
   bool any = false;
-  for (auto& from_source : incoming_) {
+  for (std::size_t p = 0; p < incoming_.size(); ++p) {
+    auto& from_source = incoming_[p];
     while (!from_source.empty() && all_done(from_source.front().requests)) {
-      if (notifies(from_source.front().op)) sink_.notify(from_source.front().op);
+      sink_.landed(from_source.front().op, from_source.front().landing);
       from_source.pop_front();
+      ++delivered_from_[p];
       any = true;
     }
   }
@@ -149,30 +167,99 @@ bool mpi_engine::complete_sends() {
 
 bool mpi_engine::progress() {
   const bool headers = take_headers();
+  const bool accepted = accept_held();
   const bool landed = deliver_landed();
   const bool sent = complete_sends();
-  return headers || landed || sent;
+  const bool announced = take_announcements();
+  return headers || accepted || landed || sent || announced;
+}
+
+void mpi_engine::begin_collective(std::int32_t call, std::vector<char> bytes) {
+  const std::int64_t sequence = ++collectives_begun_;
+  own_contribution_ = contribution{call, std::move(bytes)};
+  auto& arrived = announcements_[sequence];
+  arrived.resize(incoming_.size());
+  for (std::size_t p = 0; p < incoming_.size(); ++p) {
+    if (static_cast<int>(p) == process_index_) continue;
+    auto& [message, requests] = announcing_.emplace_back();
+    const announcement head{sequence, headers_sent_to_[p], call, 0};
+    message.resize(sizeof head + own_contribution_.bytes.size());
+    std::memcpy(message.data(), &head, sizeof head);
+    if (!own_contribution_.bytes.empty()) {
+      std::memcpy(message.data() + sizeof head, own_contribution_.bytes.data(),
+                  own_contribution_.bytes.size());
+    }
+    requests.emplace_back();
+    DCUDA_MPI_CHECK(MPI_Isend(message.data(), static_cast<int>(message.size()), MPI_BYTE,
+                              static_cast<int>(p), collective_tag, comm_, &requests.back()));
+  }
+}
+
+bool mpi_engine::take_announcements() {
+  bool any = false;
+  while (!announcing_.empty() && all_done(announcing_.front().second)) {
+    announcing_.pop_front();
+    any = true;
+  }
+  for (;;) {
+    int found = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    DCUDA_MPI_CHECK(MPI_Improbe(MPI_ANY_SOURCE, collective_tag, comm_, &found, &message, &status));
+    if (!found) return any;
+    any = true;
+    int bytes = 0;
+    DCUDA_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &bytes));
+    std::vector<char> buffer(static_cast<std::size_t>(bytes));
+    // The message is matched and the sender keeps progressing, so this completes.
+    DCUDA_MPI_CHECK(MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
+    announcement head{};
+    std::memcpy(&head, buffer.data(), sizeof head);
+    auto& arrived = announcements_[head.sequence];
+    arrived.resize(incoming_.size());
+    received_announcement& entry = arrived[static_cast<std::size_t>(status.MPI_SOURCE)].emplace();
+    entry.headers_sent = head.headers_sent;
+    entry.data.call = head.call;
+    entry.data.bytes.assign(buffer.begin() + sizeof head, buffer.end());
+  }
+}
+
+std::optional<std::vector<mpi_engine::contribution>> mpi_engine::finish_collective() {
+  progress();
+  const auto current = announcements_.find(collectives_begun_);
+  if (current == announcements_.end()) {
+    throw runtime::error("mpi_engine: finish_collective called before begin_collective");
+  }
+  const auto& arrived = current->second;
+  for (std::size_t p = 0; p < arrived.size(); ++p) {
+    if (static_cast<int>(p) == process_index_) continue;
+    if (!arrived[p] || delivered_from_[p] < arrived[p]->headers_sent) return std::nullopt;
+  }
+  if (!outgoing_.empty()) return std::nullopt;
+  std::vector<contribution> all(arrived.size());
+  for (std::size_t p = 0; p < arrived.size(); ++p) {
+    all[p] = static_cast<int>(p) == process_index_ ? std::move(own_contribution_)
+                                                    : std::move(current->second[p]->data);
+  }
+  announcements_.erase(current);
+  return all;
+}
+
+std::vector<int> mpi_engine::missing_processes() const {
+  std::vector<int> missing;
+  const auto current = announcements_.find(collectives_begun_);
+  if (current == announcements_.end()) return missing;
+  for (std::size_t p = 0; p < current->second.size(); ++p) {
+    if (static_cast<int>(p) != process_index_ && !current->second[p]) {
+      missing.push_back(static_cast<int>(p));
+    }
+  }
+  return missing;
 }
 
 void mpi_engine::quiesce() {
-  // How many headers each process sent to this one, exchanged without blocking: a peer may need
-  // this process to post a payload receive before its own sends can complete.
-  std::vector<long long> expected(headers_sent_to_.size(), 0);
-  MPI_Request exchange = MPI_REQUEST_NULL;
-  DCUDA_MPI_CHECK(MPI_Ialltoall(headers_sent_to_.data(), 1, MPI_LONG_LONG, expected.data(), 1,
-                                MPI_LONG_LONG, comm_, &exchange));
-  int exchanged = 0;
-  while (!exchanged) {
-    progress_or_yield(*this);
-    DCUDA_MPI_CHECK(MPI_Test(&exchange, &exchanged, MPI_STATUS_IGNORE));
-  }
-  const auto everything_arrived = [&] {
-    for (std::size_t p = 0; p < expected.size(); ++p) {
-      if (headers_received_from_[p] < expected[p] || !incoming_[p].empty()) return false;
-    }
-    return outgoing_.empty();
-  };
-  while (!everything_arrived()) progress_or_yield(*this);
+  begin_collective(0, {});
+  while (!finish_collective()) std::this_thread::yield();
   // Nobody posts again before everybody is done. The wait does not progress the engine: a
   // process that leaves the barrier first may already post its next operations, and taking them
   // here would deliver them before this quiesce returns. Nothing needs progress meanwhile: every

@@ -7,18 +7,26 @@
 // receives in that order. Notifications are delivered per source in issue order: a notify waits
 // until every earlier operation from the same source has landed, on every path.
 //
-// Single-threaded: the host proxy thread calls post and progress; nothing here blocks except
-// quiesce, which keeps progressing while it waits.
+// Collectives (dcuda's world barriers, window creation) are announcements: each process tells
+// every other one how many operations it has sent to it so far, with a contribution attached
+// (window entries). A collective is complete on a process once every announcement is there and
+// every operation counted in them has been delivered here. Who has not announced yet is known at
+// any time, so a collective that some process never joins can be reported by name.
+//
+// Single-threaded: the host proxy thread calls post, progress and the collective calls; nothing
+// here blocks except quiesce, which keeps progressing while it waits.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <deque>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "bootstrap/process_layout.h"
-#include "transport/remote_operation.h"
+#include "protocol/remote_operation.h"
 
 namespace dcuda::transport {
 
@@ -26,11 +34,16 @@ namespace dcuda::transport {
 class delivery {
  public:
   virtual ~delivery() = default;
+  // Whether `op` can be placed now. False holds it, and every later operation from its source
+  // process, until a later progress() (the target window may still be in creation here while
+  // the source already uses it).
+  virtual bool ready_for(const remote_operation& /*op*/) { return true; }
   // Where the payload of `op` lands on this process; nullptr when the target window cannot take
   // it (the engine then fails with a message naming the operation).
   virtual void* landing_address(const remote_operation& op) = 0;
-  // `op` has landed, after every earlier operation from op.source_rank: count its notification.
-  virtual void notify(const remote_operation& op) = 0;
+  // `op` has landed at `landing` (what landing_address gave; nullptr without payload), after
+  // every earlier operation from the same source process. Called for every operation, in order.
+  virtual void landed(const remote_operation& op, void* landing) = 0;
   // The payload of `op`, posted here, may be reused. Reported in posting order.
   virtual void sent(const remote_operation& op) = 0;
 };
@@ -54,8 +67,23 @@ class mpi_engine {
   // Advances sends and receives; true when anything moved.
   bool progress();
 
-  // Collective: returns once every operation posted anywhere before the call has been delivered
-  // and every send has completed, on every process (it ends with a barrier).
+  // What one process brought to a collective.
+  struct contribution {
+    std::int32_t call = 0;    // what the process is doing (the runtime checks they agree)
+    std::vector<char> bytes;  // its data for the others
+  };
+
+  // Starts the next collective (every process calls them in the same order). Never blocks.
+  void begin_collective(std::int32_t call, std::vector<char> bytes);
+  // After begin_collective: every process's contribution (indexed by process, this one's
+  // included) once the collective is complete here, as defined above; nullopt before.
+  std::optional<std::vector<contribution>> finish_collective();
+  // Processes whose announcement of the current collective has not arrived.
+  std::vector<int> missing_processes() const;
+
+  // Collective, blocking: returns once every operation posted anywhere before the call has been
+  // delivered and every send has completed, on every process (it ends with a barrier, so no
+  // operation posted after it is delivered before it returns anywhere).
   void quiesce();
 
  private:
@@ -65,11 +93,25 @@ class mpi_engine {
   };
   struct incoming {
     remote_operation op;
+    void* landing = nullptr;            // where the payload goes
     std::vector<MPI_Request> requests;  // payload chunks
+  };
+
+  struct announcement {
+    std::int64_t sequence;
+    std::int64_t headers_sent;  // to the receiver, before the collective
+    std::int32_t call;
+    std::int32_t pad;
+  };
+  struct received_announcement {
+    std::int64_t headers_sent = 0;
+    contribution data;
   };
 
   bool complete_sends();
   bool take_headers();
+  bool take_announcements();
+  bool accept_held();
   bool deliver_landed();
   void post_header_receive();
   void accept(const remote_operation& op, int source_process);
@@ -82,10 +124,18 @@ class mpi_engine {
 
   std::deque<outgoing> outgoing_;
   std::vector<std::deque<incoming>> incoming_;  // per source process, in issue order
+  std::vector<std::deque<remote_operation>> held_;  // per source: headers not yet accepted
   remote_operation header_buffer_{};
   MPI_Request header_request_ = MPI_REQUEST_NULL;
   std::vector<long long> headers_sent_to_;        // per process
   std::vector<long long> headers_received_from_;  // per process
+  std::vector<long long> delivered_from_;         // per process
+
+  std::int64_t collectives_begun_ = 0;
+  contribution own_contribution_;
+  // Announcements by collective sequence and process; later collectives' may arrive early.
+  std::map<std::int64_t, std::vector<std::optional<received_announcement>>> announcements_;
+  std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing_;  // being sent
 };
 
 }  // namespace dcuda::transport

@@ -23,13 +23,25 @@ bool contains(const std::string& text, const std::string& part) {
 DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
   const auto s = runtime::read_settings(
       {"--dcuda-ranks-per-device=12", "other"},
-      {{"DCUDA_RANKS_PER_DEVICE", "40"}, {"DCUDA_WAIT_TIMEOUT", "2.5"}, {"DCUDA_DEVICE", "1"}});
+      {{"DCUDA_RANKS_PER_DEVICE", "40"},
+       {"DCUDA_WAIT_TIMEOUT", "2.5"},
+       {"DCUDA_DEVICE", "1"},
+       {"DCUDA_FORCE_NETWORK", "1"},
+       {"DCUDA_VERBOSE", "on"}});
   DCUDA_CHECK(s.max_ranks_per_device.has_value());
   DCUDA_CHECK_EQ(*s.max_ranks_per_device, 12);
   DCUDA_CHECK_EQ(s.wait_timeout_s, 2.5);
-  DCUDA_CHECK_EQ(s.device, 1);
+  DCUDA_CHECK(s.device.has_value());
+  DCUDA_CHECK_EQ(*s.device, 1);
+  DCUDA_CHECK(s.force_network);
+  DCUDA_CHECK(s.verbose);
+  DCUDA_CHECK(!runtime::read_settings({"--dcuda-force-network=0"}, {{"DCUDA_FORCE_NETWORK", "1"}})
+                   .force_network);
   const auto defaults = runtime::read_settings({}, {});
   DCUDA_CHECK(!defaults.max_ranks_per_device.has_value());
+  DCUDA_CHECK(!defaults.device.has_value());
+  DCUDA_CHECK(!defaults.force_network);
+  DCUDA_CHECK(!defaults.verbose);
   DCUDA_CHECK_EQ(defaults.wait_timeout_s, 10.0);
 }
 
@@ -39,6 +51,7 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
         {"DCUDA_RANKS_PER_DEVICE", "many"},
         {"DCUDA_WAIT_TIMEOUT", "-1"},
         {"DCUDA_DEVICE", "1.5"},
+        {"DCUDA_FORCE_NETWORK", "maybe"},
         {"DCUDA_WAIT_TIMEOUT", "nan"},
         {"DCUDA_WAIT_TIMEOUT", "inf"},
         {"DCUDA_RANKS_PER_DEVICE", "99999999999"}}) {

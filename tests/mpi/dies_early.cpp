@@ -16,7 +16,7 @@ class discard : public dcuda::transport::delivery {
     buffer_.resize(static_cast<std::size_t>(op.size));
     return buffer_.data();
   }
-  void notify(const dcuda::transport::remote_operation&) override {}
+  void landed(const dcuda::transport::remote_operation&, void*) override {}
   void sent(const dcuda::transport::remote_operation&) override {}
 
  private:

@@ -1,6 +1,8 @@
 // The network engine between real processes, with host memory regions standing in for the
 // windows of the ranks: every byte, every notification, issue order, completion, refusals.
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -49,7 +51,9 @@ class host_ranks : public transport::delivery {
     }
     return window.data() + op.offset;
   }
-  void notify(const remote_operation& op) override {
+  void landed(const remote_operation& op, void* landing) override {
+    if (transport::carries_payload(op) && landing != landing_address(op)) ++wrong_landings;
+    if (!transport::notifies(op)) return;
     ++notifications_[static_cast<std::size_t>(op.target_rank - start_)]
                     [static_cast<std::size_t>(op.tag)];
     if (on_notify) on_notify(op);
@@ -65,6 +69,7 @@ class host_ranks : public transport::delivery {
   const std::vector<remote_operation>& sent_operations() const { return sent_; }
 
   std::function<void(const remote_operation&)> on_notify;
+  int wrong_landings = 0;  // landed() named another address than landing_address() gave
 
  private:
   int start_, count_;
@@ -124,6 +129,7 @@ DCUDA_TEST(ring_put_notify_delivers_every_size) {
       DCUDA_CHECK_EQ(ranks.notifications(r, 3), id);
     }
   }
+  DCUDA_CHECK_EQ(ranks.wrong_landings, 0);
 }
 
 DCUDA_TEST(all_to_all_reaches_every_remote_rank) {
@@ -263,4 +269,58 @@ DCUDA_TEST(a_put_outside_the_target_window_is_refused_by_name) {
     refused_own = std::string(e.what()).find("targets this process") != std::string::npos;
   }
   DCUDA_CHECK(refused_own || layout.ranks_of(me) == 0);
+}
+
+DCUDA_TEST(a_collective_completes_after_what_was_sent_before_it_and_names_who_is_missing) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 256u << 10);
+  const int me = mpi_test::process_index();
+  const int next = (me + 1) % mpi_test::process_count();
+  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const auto big = payload(layout.rank_start(me), 1, 3u << 20);
+  engine.post(operation(operation_kind::put_notify, layout.rank_start(me), layout.rank_start(next),
+                        0, 0, 3 << 20, 4, 1),
+              big.data());
+
+  // Process 0 joins last: every other process first sees it missing, then lets it go on.
+  constexpr std::int32_t call = 42;
+  const std::vector<char> mine{static_cast<char>('a' + me), static_cast<char>(me)};
+  if (me == 0) {
+    for (int p = 1; p < mpi_test::process_count(); ++p) {
+      int token = 0;
+      MPI_Status status;
+      // Receiving by polling keeps the engine moving: the others' puts need this process.
+      int arrived = 0;
+      MPI_Request request = MPI_REQUEST_NULL;
+      MPI_Irecv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &request);
+      while (!arrived) {
+        engine.progress();
+        MPI_Test(&request, &arrived, &status);
+      }
+    }
+    engine.begin_collective(call, mine);
+  } else {
+    engine.begin_collective(call, mine);
+    const std::vector<int> missing = engine.missing_processes();
+    DCUDA_CHECK(std::find(missing.begin(), missing.end(), 0) != missing.end());
+    DCUDA_CHECK(!engine.finish_collective());
+    const int token = me;
+    MPI_Send(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD);
+  }
+  std::optional<std::vector<transport::mpi_engine::contribution>> all;
+  while (!(all = engine.finish_collective())) std::this_thread::yield();
+  DCUDA_CHECK(engine.missing_processes().empty());
+
+  // Complete here means: the previous process's put, sent before it joined, has landed.
+  DCUDA_CHECK_EQ(ranks.notifications(0, 4), 1u);
+  DCUDA_CHECK(holds_pattern(ranks.window(0, 0).data(), layout.rank_start(previous), 1, 3u << 20,
+                            4093));
+  DCUDA_CHECK_EQ(static_cast<int>(all->size()), mpi_test::process_count());
+  for (int p = 0; p < mpi_test::process_count(); ++p) {
+    const auto& theirs = (*all)[static_cast<std::size_t>(p)];
+    DCUDA_CHECK_EQ(theirs.call, call);
+    DCUDA_CHECK(theirs.bytes == (std::vector<char>{static_cast<char>('a' + p), static_cast<char>(p)}));
+  }
+  engine.quiesce();
 }

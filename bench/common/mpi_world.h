@@ -1,0 +1,186 @@
+// MPI for the benchmarks that run as 2 processes, one per GPU (`mpirun -np 2 <program>`):
+// remote_latency, remote_bandwidth, network_engine, nvshmem_latency.
+//
+// The program initialises MPI itself (MPI_THREAD_SERIALIZED: dcuda's host proxy calls MPI from
+// its own thread while a kernel runs, never at the same time as the program), before the first
+// dcuda_host_init; dcuda then uses that MPI and leaves finalising it to the program. The
+// benchmark's own messages (references, result exchange) go through a duplicate of
+// MPI_COMM_WORLD, and only between dcuda sessions, where dcuda does not use MPI.
+//
+// Failures end the whole job: "FAIL: <benchmark>: <what>" on standard error, then MPI_Abort with
+// status 1, so that the other process does not wait forever for a partner that has stopped.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace dcuda_bench {
+
+[[noreturn]] inline void fail_job(const char* benchmark, const std::string& what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "FAIL: %s: %s\n", benchmark, what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+inline void check_mpi(int status, const char* call, const char* benchmark) {
+  if (status != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(status, text, &length);
+    fail_job(benchmark, std::string(call) + " failed: " + std::string(text, length));
+  }
+}
+
+// MPI_Init_thread in the constructor, MPI_Finalize in the destructor: declare it first in main,
+// so that it outlives every dcuda session.
+class mpi_world {
+ public:
+  mpi_world(int* argc, char*** argv, const char* benchmark) : benchmark_(benchmark) {
+    int provided = MPI_THREAD_SINGLE;
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    if (provided < MPI_THREAD_SERIALIZED) {
+      fail_job(benchmark, "MPI gives thread level " + std::to_string(provided) +
+                              "; dcuda needs MPI_THREAD_SERIALIZED");
+    }
+    check(MPI_Comm_rank(MPI_COMM_WORLD, &process_), "MPI_Comm_rank");
+    check(MPI_Comm_size(MPI_COMM_WORLD, &processes_), "MPI_Comm_size");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    check(MPI_Comm_rank(node, &local_index_), "MPI_Comm_rank");
+    check(MPI_Comm_size(node, &local_count_), "MPI_Comm_size");
+    check(MPI_Comm_free(&node), "MPI_Comm_free");
+  }
+  ~mpi_world() {
+    MPI_Comm_free(&comm_);
+    MPI_Finalize();
+  }
+  mpi_world(const mpi_world&) = delete;
+  mpi_world& operator=(const mpi_world&) = delete;
+
+  // The benchmark's own communicator (a duplicate of MPI_COMM_WORLD).
+  MPI_Comm comm() const { return comm_; }
+  int process() const { return process_; }
+  int processes() const { return processes_; }
+  bool prints() const { return process_ == 0; }     // only process 0 prints tables and writes JSON
+  int local_index() const { return local_index_; }  // among the processes of this node
+  int local_count() const { return local_count_; }
+  bool one_node() const { return local_count_ == processes_; }
+  const char* benchmark() const { return benchmark_; }
+
+  void check(int status, const char* call) const { check_mpi(status, call, benchmark_); }
+
+  // Whether any process holds `flag`, on every process (collective).
+  bool any(bool flag) const {
+    int mine = flag ? 1 : 0;
+    int all = 0;
+    check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+    return all != 0;
+  }
+
+  // The sum over all processes, on every process (collective).
+  long long sum(long long value) const {
+    long long total = 0;
+    check(MPI_Allreduce(&value, &total, 1, MPI_LONG_LONG, MPI_SUM, comm_), "MPI_Allreduce");
+    return total;
+  }
+
+  // Element-wise sums over all processes, on every process (collective; the same length on
+  // every process).
+  std::vector<int> sum_each(std::vector<int> values) const {
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT,
+                        MPI_SUM, comm_),
+          "MPI_Allreduce");
+    return values;
+  }
+
+  // Process 0's value, on every process (collective).
+  double from_process0(double value) const {
+    check(MPI_Bcast(&value, 1, MPI_DOUBLE, 0, comm_), "MPI_Bcast");
+    return value;
+  }
+
+ private:
+  const char* benchmark_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int process_ = 0;
+  int processes_ = 1;
+  int local_index_ = 0;
+  int local_count_ = 1;
+};
+
+// Whether the job can run a benchmark of 2 processes with one GPU each (collective). When it
+// cannot, process 0 prints "SKIP: <benchmark>: <why>" and every process returns true; the
+// program then exits with status 0 and writes no JSON. `one_node`: both processes must run on one
+// node (the peer path, CUDA IPC).
+inline bool skip_without_two_gpus(const mpi_world& world, bool one_node) {
+  const char* benchmark = world.benchmark();
+  std::string reason;
+  if (world.processes() != 2) {
+    reason = "started as " + std::to_string(world.processes()) +
+             " MPI process(es); it needs exactly 2, one per GPU: mpirun -np 2 <program>";
+  } else {
+    // What each process sees: its GPU count, or the CUDA error that hides its GPUs.
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    int seen[2] = {status == cudaSuccess ? count : -1, static_cast<int>(status)};
+    std::vector<int> all(2 * static_cast<std::size_t>(world.processes()));
+    world.check(MPI_Allgather(seen, 2, MPI_INT, all.data(), 2, MPI_INT, world.comm()),
+                "MPI_Allgather");
+    for (int p = 0; p < world.processes() && reason.empty(); ++p) {
+      const int devices = all[2 * static_cast<std::size_t>(p)];
+      if (devices < 0) {
+        reason =
+            "no CUDA GPU found (process " + std::to_string(p) + ": cudaGetDeviceCount: " +
+            cudaGetErrorString(static_cast<cudaError_t>(all[2 * static_cast<std::size_t>(p) + 1])) +
+            ")";
+      } else if (devices == 0) {
+        reason = "no CUDA GPU found (process " + std::to_string(p) + ": 0 devices)";
+      } else if (world.one_node() && devices < 2) {
+        reason = "process " + std::to_string(p) + " sees " + std::to_string(devices) +
+                 " GPU; 2 GPUs of one node are needed, one per process (is CUDA_VISIBLE_DEVICES "
+                 "set?)";
+      }
+    }
+    if (reason.empty() && one_node && !world.one_node()) {
+      reason = "the 2 processes run on different nodes; this benchmark measures 2 GPUs of one node";
+    }
+  }
+  if (reason.empty()) return false;
+  if (world.prints()) {
+    std::printf("SKIP: %s: %s\n", benchmark, reason.c_str());
+    std::fflush(stdout);
+  }
+  return true;
+}
+
+// Fails the job unless the two processes drive different GPUs (collective; after the GPU is
+// selected). Compares the GPUs' UUIDs, which do not depend on CUDA_VISIBLE_DEVICES.
+inline void require_distinct_gpus(const mpi_world& world) {
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    fail_job(world.benchmark(), "cannot read the properties of the current GPU");
+  }
+  std::vector<char> uuids(sizeof properties.uuid * static_cast<std::size_t>(world.processes()));
+  world.check(MPI_Allgather(&properties.uuid, sizeof properties.uuid, MPI_BYTE, uuids.data(),
+                            sizeof properties.uuid, MPI_BYTE, world.comm()),
+              "MPI_Allgather");
+  if (std::string(uuids.data(), sizeof properties.uuid) ==
+      std::string(uuids.data() + sizeof properties.uuid, sizeof properties.uuid)) {
+    fail_job(world.benchmark(),
+             "both processes run on the same GPU; each needs its own (do not set "
+             "DCUDA_DEVICE / --dcuda-device to one value for both)");
+  }
+}
+
+}  // namespace dcuda_bench

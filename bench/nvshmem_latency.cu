@@ -1,0 +1,347 @@
+// nvshmem_latency: NVSHMEM 3 on the same two GPUs, the anchor that dcuda's peer path is compared
+// with (DESIGN.md section 3: 2.19 us one way for 4 B with 32 threads, 2.30 us with 512; put
+// bandwidth 306 GB/s with 32 blocks, on 2 H200s). `mpirun -np 2 nvshmem_latency`, one process
+// (PE) per GPU of one node. Built only when NVSHMEM is found (bench/CMakeLists.txt).
+//
+//   ping-pong  PE 0 sends `size` bytes (4 B .. 4 MiB) with nvshmemx_putmem_signal_nbi_block, the
+//              signal set to the message number; PE 1 waits for it with nvshmem_signal_wait_until
+//              (thread 0, then __syncthreads) and answers the same way. One block per GPU, 32
+//              and 512 threads. PE 0 times repetitions of round trips with the GPU's global timer;
+//              one way = round trip / 2, the median of 7 repetitions. Both check the bytes.
+//   bandwidth  PE 0 runs 32 blocks of 512 threads; each puts `size`-byte messages
+//              (nvshmemx_putmem_nbi_block) into its own slot of PE 1's memory, then
+//              nvshmem_quiet. Payload GB/s from CUDA events around the kernel, the median of 7.
+//
+// References, same program run: peer_flag_ping_pong.cuh (the raw flag ping-pong through CUDA
+// IPC, the same block size) and peer_memcpy_bandwidth.cuh (cudaMemcpyPeer of the bytes of one
+// kernel's puts, at least 1 byte). The first column holds NVSHMEM's figures (JSON key "dcuda",
+// "measured": "NVSHMEM"); remote_latency can show them beside dcuda's ($DCUDA_NVSHMEM_RESULT).
+//
+// NVSHMEM is initialised with a unique id that PE 0 creates and broadcasts over MPI
+// (NVSHMEMX_INIT_WITH_UNIQUEID), so no NVSHMEM MPI bootstrap plugin is needed.
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/bench_report.h"
+#include "common/cuda_check.h"
+#include "common/message_sizes.h"
+#include "common/mpi_world.h"
+#include "common/payload.cuh"
+#include "common/statistics.h"
+#include "device/clock.cuh"
+#include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
+#include "reference/peer_flag_ping_pong.cuh"
+#include "reference/peer_memcpy_bandwidth.cuh"
+
+namespace {
+
+using namespace dcuda_bench;
+
+constexpr const char* benchmark = "nvshmem_latency";
+constexpr int bandwidth_blocks = 32;
+constexpr int bandwidth_threads = 512;
+
+// As remote_latency's peer path: 20000 round trips, at most 128 MiB each way, at least 100.
+int round_trips_for(std::size_t size) {
+  return static_cast<int>(std::clamp<std::size_t>(128 * MiB / size, 100, 20000));
+}
+int warmup_for(int round_trips) {
+  return std::max(round_trips / 10, 10);
+}
+
+struct ping_pong_args {
+  unsigned char* send;     // symmetric: the payload
+  unsigned char* receive;  // symmetric: where the other PE puts its payload
+  std::uint64_t* signal;   // symmetric: the message number the other PE sets
+  int size;
+  int warmup;
+  int iterations;
+  int pe;                             // 0 sends first and times
+  unsigned long long* repetition_ns;  // [repetitions], written by PE 0
+  int* mismatches;
+};
+
+__global__ void ping_pong_kernel(ping_pong_args args) {
+  const int peer = 1 - args.pe;
+  fill_payload(args.send, static_cast<std::uint64_t>(args.size), args.pe);
+  std::uint64_t message = 0;
+  const auto send = [&] {
+    nvshmemx_putmem_signal_nbi_block(args.receive, args.send, static_cast<std::size_t>(args.size),
+                                     args.signal, message, NVSHMEM_SIGNAL_SET, peer);
+  };
+  const auto receive = [&] {
+    if (threadIdx.x == 0) nvshmem_signal_wait_until(args.signal, NVSHMEM_CMP_GE, message);
+    __syncthreads();
+  };
+  for (int repetition = -1; repetition < repetitions; ++repetition) {
+    const int round_trips = repetition < 0 ? args.warmup : args.iterations;
+    const std::uint64_t start = dcuda::device::global_time_ns();
+    for (int i = 0; i < round_trips; ++i) {
+      ++message;
+      if (args.pe == 0) {
+        send();
+        receive();
+      } else {
+        receive();
+        send();
+      }
+    }
+    if (args.pe == 0 && threadIdx.x == 0 && repetition >= 0) {
+      args.repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
+    }
+  }
+  if (!block_holds_payload(args.receive, static_cast<std::uint64_t>(args.size), peer) &&
+      threadIdx.x == 0) {
+    *args.mismatches = 1;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) nvshmem_quiet();
+}
+
+__global__ void put_bandwidth_kernel(unsigned char* destination, const unsigned char* source,
+                                     std::size_t size, int iterations, int peer) {
+  const std::size_t slot = static_cast<std::size_t>(blockIdx.x) * size;
+  for (int i = 0; i < iterations; ++i) {
+    nvshmemx_putmem_nbi_block(destination + slot, source + slot, size, peer);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) nvshmem_quiet();
+  __syncthreads();
+}
+
+// The symmetric memory of both tests, and the device words the ping-pong reports through.
+class nvshmem_buffers {
+ public:
+  nvshmem_buffers()
+      : repetition_ns_(repetitions * sizeof(unsigned long long)), mismatches_(sizeof(int)) {
+    const std::size_t bytes = 2 * largest_message + 256 +
+                              2 * static_cast<std::size_t>(bandwidth_blocks) * largest_message;
+    base_ = static_cast<unsigned char*>(nvshmem_malloc(bytes));
+    if (base_ == nullptr) {
+      std::fprintf(stderr, "FAIL: %s: nvshmem_malloc of %zu bytes failed\n", benchmark, bytes);
+      std::exit(1);
+    }
+  }
+  ~nvshmem_buffers() { nvshmem_free(base_); }
+  nvshmem_buffers(const nvshmem_buffers&) = delete;
+  nvshmem_buffers& operator=(const nvshmem_buffers&) = delete;
+
+  unsigned char* send() const { return base_; }
+  unsigned char* receive() const { return base_ + largest_message; }
+  std::uint64_t* signal() const {
+    return reinterpret_cast<std::uint64_t*>(base_ + 2 * largest_message);
+  }
+  unsigned char* bandwidth_source() const { return base_ + 2 * largest_message + 256; }
+  unsigned char* bandwidth_destination() const {
+    return bandwidth_source() + static_cast<std::size_t>(bandwidth_blocks) * largest_message;
+  }
+  unsigned long long* repetition_ns() const { return repetition_ns_.get<unsigned long long>(); }
+  int* mismatches() const { return mismatches_.get<int>(); }
+
+ private:
+  unsigned char* base_ = nullptr;
+  device_bytes repetition_ns_;
+  device_bytes mismatches_;
+};
+
+// One ping-pong of `size` bytes with one block of `threads` threads per GPU (collective).
+ping_pong_result nvshmem_ping_pong(const mpi_world& world, const nvshmem_buffers& buffers,
+                                   int threads, std::size_t size) {
+  BENCH_CUDA_CHECK(cudaMemset(buffers.receive(), 0, size));
+  BENCH_CUDA_CHECK(cudaMemset(buffers.signal(), 0, sizeof(std::uint64_t)));
+  BENCH_CUDA_CHECK(cudaMemset(buffers.mismatches(), 0, sizeof(int)));
+  BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+  nvshmem_barrier_all();  // both signals are 0 before either PE starts
+
+  const int round_trips = round_trips_for(size);
+  ping_pong_args args{buffers.send(),         buffers.receive(),       buffers.signal(),
+                      static_cast<int>(size), warmup_for(round_trips), round_trips,
+                      world.process(),        buffers.repetition_ns(), buffers.mismatches()};
+  ping_pong_kernel<<<1, static_cast<unsigned>(threads)>>>(args);
+  BENCH_CUDA_CHECK(cudaGetLastError());
+  BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+
+  std::vector<unsigned long long> nanoseconds(repetitions);
+  int wrong = 0;
+  BENCH_CUDA_CHECK(cudaMemcpy(nanoseconds.data(), buffers.repetition_ns(),
+                              repetitions * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  BENCH_CUDA_CHECK(cudaMemcpy(&wrong, buffers.mismatches(), sizeof wrong, cudaMemcpyDeviceToHost));
+  std::vector<double> one_way_us;
+  for (const unsigned long long ns : nanoseconds) {
+    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
+  }
+  return {world.from_process0(median(one_way_us)), world.sum(wrong) == 0};
+}
+
+// Put bandwidth of 32 blocks, each putting `size`-byte messages, PE 0 -> PE 1 (collective).
+// Returns GB/s on both PEs, and whether PE 1 received PE 0's bytes.
+mpi_result nvshmem_put_bandwidth(const mpi_world& world, const nvshmem_buffers& buffers,
+                                 std::size_t size, int iterations) {
+  const std::size_t bytes = static_cast<std::size_t>(bandwidth_blocks) * size;
+  std::vector<unsigned char> pattern(bytes);
+  for (int block = 0; block < bandwidth_blocks; ++block) {
+    fill_host_payload(pattern.data() + block * size, size, 0);
+  }
+  BENCH_CUDA_CHECK(
+      cudaMemcpy(buffers.bandwidth_source(), pattern.data(), bytes, cudaMemcpyHostToDevice));
+  BENCH_CUDA_CHECK(cudaMemset(buffers.bandwidth_destination(), 0, bytes));
+  BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+  nvshmem_barrier_all();
+
+  double rate = 0;
+  if (world.process() == 0) {
+    cudaEvent_t start = nullptr;
+    cudaEvent_t stop = nullptr;
+    BENCH_CUDA_CHECK(cudaEventCreate(&start));
+    BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+    const auto launch = [&] {
+      put_bandwidth_kernel<<<bandwidth_blocks, bandwidth_threads>>>(
+          buffers.bandwidth_destination(), buffers.bandwidth_source(), size, iterations, 1);
+      BENCH_CUDA_CHECK(cudaGetLastError());
+    };
+    launch();  // warm-up
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<double> rates;
+    for (int repetition = 0; repetition < repetitions; ++repetition) {
+      BENCH_CUDA_CHECK(cudaEventRecord(start));
+      launch();
+      BENCH_CUDA_CHECK(cudaEventRecord(stop));
+      BENCH_CUDA_CHECK(cudaEventSynchronize(stop));
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+      rates.push_back(static_cast<double>(bytes) * iterations / (milliseconds * 1e-3) / 1e9);
+    }
+    cudaEventDestroy(stop);
+    cudaEventDestroy(start);
+    rate = median(rates);
+  }
+  BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+  nvshmem_barrier_all();  // PE 0's puts are complete (quiet) before PE 1 looks
+  bool wrong = false;
+  if (world.process() == 1) {
+    std::vector<unsigned char> received(bytes);
+    BENCH_CUDA_CHECK(cudaMemcpy(received.data(), buffers.bandwidth_destination(), bytes,
+                                cudaMemcpyDeviceToHost));
+    for (int block = 0; block < bandwidth_blocks; ++block) {
+      wrong = wrong || !host_holds_payload(received.data() + block * size, size, 0);
+    }
+  }
+  return {world.from_process0(rate), !world.any(wrong)};
+}
+
+// Puts per block and kernel: ~256 MiB over all blocks, 10 to 1000 puts.
+int bandwidth_iterations_for(std::size_t size) {
+  return static_cast<int>(std::clamp<std::size_t>(
+      256 * MiB / (static_cast<std::size_t>(bandwidth_blocks) * size), 10, 1000));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mpi_world world(&argc, &argv, benchmark);
+  const options command_line = parse_options(
+      argc, argv, benchmark,
+      "NVSHMEM putmem_signal ping-pong and put bandwidth between the GPUs of 2 processes (the "
+      "anchor of dcuda's peer path); run it as mpirun -np 2");
+  if (skip_without_two_gpus(world, /*one_node=*/true)) return 0;
+
+  // The GPU dcuda would give this process: its index among the processes of its node.
+  BENCH_CUDA_CHECK(cudaSetDevice(world.local_index()));
+  require_distinct_gpus(world);
+
+  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+  if (world.process() == 0 && nvshmemx_get_uniqueid(&id) != 0) {
+    fail_job(benchmark, "nvshmemx_get_uniqueid failed");
+  }
+  world.check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world.comm()), "MPI_Bcast");
+  nvshmemx_init_attr_t attributes = NVSHMEMX_INIT_ATTR_INITIALIZER;
+  if (nvshmemx_set_attr_uniqueid_args(world.process(), world.processes(), &id, &attributes) != 0 ||
+      nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attributes) != 0) {
+    fail_job(benchmark, "NVSHMEM initialisation with a unique id failed");
+  }
+  if (nvshmem_my_pe() != world.process()) {
+    fail_job(benchmark, "NVSHMEM numbers this process PE " + std::to_string(nvshmem_my_pe()) +
+                            ", MPI " + std::to_string(world.process()));
+  }
+
+  std::optional<report> out;
+  if (world.prints()) {
+    out.emplace(benchmark, command_line, current_device());
+    out->set_measured_name("NVSHMEM");
+  }
+  const std::vector<std::size_t> sizes = message_sizes(4);
+  {
+    nvshmem_buffers buffers;
+    peer_flag_ping_pong flag_reference(world, largest_message);
+    for (const int threads : {32, 512}) {
+      table results{
+          "NVSHMEM putmem_signal ping-pong (nvshmemx_putmem_signal_nbi_block + "
+          "nvshmem_signal_wait_until), one way, one block of " +
+              std::to_string(threads) + " threads per GPU, 2 PEs",
+          "us",
+          "peer flag",
+          "flag ping-pong between one " + std::to_string(threads) +
+              "-thread block on each GPU through CUDA IPC-mapped memory: payload copied "
+              "with peer stores, system-scope release store of the counter; relaxed "
+              "poll, then one acquire load",
+          2,
+          threads,
+          2,
+          {}};
+      for (const std::size_t size : sizes) {
+        const ping_pong_result nvshmem = nvshmem_ping_pong(world, buffers, threads, size);
+        const int round_trips = round_trips_for(size);
+        const ping_pong_result reference = flag_reference.run(threads, static_cast<int>(size),
+                                                              warmup_for(round_trips), round_trips);
+        if (!nvshmem.data_arrived || !reference.data_arrived) {
+          fail_job(benchmark,
+                   std::string(nvshmem.data_arrived ? "peer flag reference" : "NVSHMEM") +
+                       ": wrong data received (" + std::to_string(size) + " B, " +
+                       std::to_string(threads) + " threads)");
+        }
+        results.rows.push_back({size, nvshmem.one_way_us, reference.one_way_us});
+      }
+      if (out) out->print(results);
+    }
+
+    peer_memcpy_reference memcpy_reference(world, GiB);
+    table bandwidth{"NVSHMEM put bandwidth (nvshmemx_putmem_nbi_block, then nvshmem_quiet), " +
+                        std::to_string(bandwidth_blocks) + " blocks of " +
+                        std::to_string(bandwidth_threads) +
+                        " threads on PE 0, each putting messages of the size into its own slot "
+                        "of PE 1",
+                    "GB/s",
+                    "cudaMemcpyPeer",
+                    "cudaMemcpyAsync from GPU 0 into GPU 1's memory mapped with CUDA IPC (as "
+                    "cudaMemcpyPeerAsync), copies of the bytes one kernel puts",
+                    2,
+                    bandwidth_threads,
+                    0,
+                    {}};
+    for (const std::size_t size : message_sizes()) {
+      const int iterations = bandwidth_iterations_for(size);
+      const mpi_result nvshmem = nvshmem_put_bandwidth(world, buffers, size, iterations);
+      if (!nvshmem.data_arrived) {
+        fail_job(benchmark,
+                 "NVSHMEM put bandwidth: wrong data received (" + std::to_string(size) + " B)");
+      }
+      const std::size_t copy_bytes =
+          std::min(GiB, static_cast<std::size_t>(bandwidth_blocks) * size * iterations);
+      bandwidth.rows.push_back(
+          {size, nvshmem.value, memcpy_reference.gigabytes_per_second(copy_bytes)});
+    }
+    if (out) {
+      out->print(bandwidth);
+      out->write_json();
+    }
+  }
+  nvshmem_finalize();
+  return 0;
+}

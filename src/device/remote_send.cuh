@@ -1,0 +1,74 @@
+// Operations for ranks reached through the network (protocol/routes.h): the rank hands them to
+// its host proxy as a command-channel message (protocol/command_channel.h), and the proxies carry
+// them through the network engine. A payload of up to inline_put_limit bytes travels inside the
+// message, written by all threads of the rank, so the buffer is free again on return; a larger
+// one stays where it is until the proxy has copied it out, which dcuda_win_flush waits for.
+#pragma once
+
+#include "device/channel_send.cuh"
+#include "protocol/remote_operation.h"
+
+namespace dcuda::device {
+
+__device__ inline void send_remote_operation(dcuda_state& gst, protocol::call call,
+                                             protocol::operation_kind kind, int target, int slot,
+                                             int offset, int size, const void* buffer, int tag) {
+  using namespace dcuda::protocol;
+  const bool has_payload = kind != operation_kind::notify && size > 0;
+  const bool inline_payload = has_payload && size <= inline_put_limit;
+  const std::uint32_t payload_entries =
+      inline_payload ? entries_for_bytes(static_cast<std::uint32_t>(size)) : 0u;
+  const std::uint32_t n = 1 + payload_entries;
+  const channel_view& channel = gst.ctx->commands;
+  if (threadIdx.x == 0) {
+    gst.broadcast = static_cast<std::int32_t>(reserve_channel(gst, channel, n, call, 0, true));
+  }
+  __syncthreads();
+  const auto first = static_cast<std::uint32_t>(gst.broadcast);
+  if (inline_payload) {
+    const auto* from = static_cast<const char*>(buffer);
+    const std::uint32_t total = payload_entries * entry_payload_bytes;
+    for (std::uint32_t at = threadIdx.x; at < total; at += blockDim.x) {
+      volatile channel_entry& entry = entry_at(channel, first + 1 + at / entry_payload_bytes);
+      entry.payload[at % entry_payload_bytes] = at < static_cast<std::uint32_t>(size) ? from[at] : 0;
+    }
+  }
+  __syncthreads();  // the payload is written before thread 0 publishes it
+  if (threadIdx.x == 0) {
+    std::uint32_t acknowledgement = 0;
+    if (has_payload && !inline_payload) {
+      acknowledgement = ++gst.acks_requested;
+      gst.acks_awaited = acknowledgement;
+    }
+    write_entry_headers(gst, channel, first, n, message_type::remote_operation,
+                        static_cast<std::int32_t>(acknowledgement));
+    const remote_operation op{static_cast<std::int32_t>(kind), gst.world_rank, target, slot,
+                              offset, size, tag, acknowledgement};
+    volatile auto* words = reinterpret_cast<volatile std::uint32_t*>(entry_at(channel, first).payload);
+    const auto* op_words = reinterpret_cast<const std::uint32_t*>(&op);
+    for (unsigned i = 0; i < sizeof op / 4; ++i) words[i] = op_words[i];
+    const auto source = reinterpret_cast<std::uint64_t>(buffer);
+    words[sizeof op / 4] = static_cast<std::uint32_t>(source);
+    words[sizeof op / 4 + 1] = static_cast<std::uint32_t>(source >> 32);
+    publish_entries(channel, first, n);
+  }
+}
+
+// Waits until the proxy has copied out the payload of every large network put of this rank.
+__device__ inline void wait_for_staged_puts(dcuda_state& gst, protocol::call call) {
+  if (threadIdx.x == 0) {
+    const std::uint32_t needed = gst.acks_awaited;
+    std::uint32_t* acks = &gst.ctx->host_acks[gst.device_rank];
+    spin_until(gst,
+               wait_description{call, protocol::wait_kind::host_ack,
+                                static_cast<std::int32_t>(needed), needed},
+               [&](std::uint32_t& answered) {
+                 answered =
+                     protocol::system_atomic<std::uint32_t>(*acks).load(cuda::memory_order_acquire);
+                 return protocol::reached(answered, needed);
+               });
+  }
+  __syncthreads();
+}
+
+}  // namespace dcuda::device

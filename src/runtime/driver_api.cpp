@@ -1,0 +1,50 @@
+#include "runtime/driver_api.h"
+
+#include <cuda.h>
+
+#include <string>
+
+#include "runtime/error.h"
+
+namespace dcuda::runtime {
+namespace {
+
+template <typename Function>
+Function driver_function(const char* name) {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  DCUDA_CUDA_CHECK(
+      cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || function == nullptr) {
+    throw error(std::string("the CUDA driver does not provide ") + name);
+  }
+  return reinterpret_cast<Function>(function);
+}
+
+void check_driver(CUresult status, const char* call) {
+  if (status == CUDA_SUCCESS) return;
+  throw error(std::string(call) + " failed with CUDA driver error " +
+              std::to_string(static_cast<int>(status)));
+}
+
+}  // namespace
+
+void stream_write_value(cudaStream_t stream, std::uint32_t* address, std::uint32_t value) {
+  using write_value = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  static const auto write = driver_function<write_value>("cuStreamWriteValue32");
+  check_driver(write(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address),
+                     value, CU_STREAM_WRITE_VALUE_DEFAULT),
+               "cuStreamWriteValue32");
+}
+
+allocation_range allocation_containing(const void* pointer) {
+  using address_range = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+  static const auto range = driver_function<address_range>("cuMemGetAddressRange");
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  check_driver(range(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)),
+               "cuMemGetAddressRange");
+  return {reinterpret_cast<void*>(base), size};
+}
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,414 @@
+#include "runtime/network_proxy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "protocol/calls.h"
+#include "protocol/limits.h"
+#include "protocol/notification_counters.h"
+#include "runtime/driver_api.h"
+#include "runtime/error.h"
+
+namespace dcuda::runtime {
+namespace {
+
+using protocol::remote_operation;
+
+// Pieces of a staged payload: one engine chunk each.
+constexpr std::size_t piece_bytes = transport::mpi_engine::default_chunk_bytes;
+constexpr std::size_t operation_bytes = sizeof(remote_operation) + sizeof(std::uint64_t);
+static_assert(operation_bytes <= protocol::entry_payload_bytes,
+              "a remote operation and its source address fill the first entry");
+
+// What each process contributes to a dcuda_win_create over DCUDA_COMM_WORLD.
+struct window_header {
+  std::uint32_t windows_in_use;
+  std::int32_t ranks;
+  std::uint32_t generation[protocol::max_windows];
+};
+struct window_card {
+  std::uint64_t base;    // as the owner sees it
+  std::uint64_t size;
+  std::uint64_t offset;  // of base in the exported allocation
+  std::int32_t exported;
+  std::int32_t pad;
+  cudaIpcMemHandle_t allocation;
+};
+
+std::string describe_call(std::int32_t call) {
+  return protocol::call_name(static_cast<protocol::call>(call));
+}
+
+}  // namespace
+
+network_proxy::network_proxy(const process_group& group, device_state& state)
+    : group_(group),
+      state_(state),
+      shape_(state.shape()),
+      network_counts_(static_cast<std::size_t>(shape_.device_ranks) * protocol::tag_count, 0),
+      windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
+      engine_(group.world(), group.ranks(), *this) {
+  for (int p = 0; p < shape_.process_count; ++p) {
+    any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
+  }
+}
+
+network_proxy::~network_proxy() {
+  // The kernel has ended and every collective completed, so the streams hold nothing that
+  // still matters; wait for them before the buffers go.
+  cudaStreamSynchronize(copy_out_.get());
+  cudaStreamSynchronize(copy_in_.get());
+  for (cudaEvent_t event : events_) cudaEventDestroy(event);
+}
+
+cudaEvent_t network_proxy::record_event(cudaStream_t stream) {
+  cudaEvent_t event = nullptr;
+  if (free_events_.empty()) {
+    DCUDA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    events_.push_back(event);
+  } else {
+    event = free_events_.back();
+    free_events_.pop_back();
+  }
+  DCUDA_CUDA_CHECK(cudaEventRecord(event, stream));
+  return event;
+}
+
+const protocol::window_entry& network_proxy::own_window(int slot, int device_rank) const {
+  return windows_[protocol::window_index(slot, static_cast<std::uint32_t>(device_rank),
+                                         static_cast<std::uint32_t>(shape_.device_ranks))];
+}
+
+// ---- outgoing ----
+
+void network_proxy::take_operation(const channel_message& message) {
+  if (message.text.size() < operation_bytes) {
+    throw error("host proxy: a remote operation from rank " + std::to_string(message.rank) +
+                " is truncated");
+  }
+  remote_operation op{};
+  std::uint64_t source = 0;
+  std::memcpy(&op, message.text.data(), sizeof op);
+  std::memcpy(&source, message.text.data() + sizeof op, sizeof source);
+  const int device_rank = op.source_rank - shape_.rank_start;
+
+  if (!protocol::carries_payload(op)) {
+    to_post_.push_back(outgoing_step{op, {}, nullptr, device_rank, 0, true});
+    return;
+  }
+  const auto size = static_cast<std::size_t>(op.size);
+  if (op.size <= protocol::inline_put_limit) {  // inline: the payload follows the first entry
+    const std::size_t inline_at = protocol::entry_payload_bytes;
+    if (message.text.size() < inline_at + size) {
+      throw error("host proxy: the inline payload of rank " + std::to_string(op.source_rank) +
+                  " is truncated");
+    }
+    pinned_pool::buffer payload = pool_.take(size);
+    std::memcpy(payload.data(), message.text.data() + inline_at, size);
+    to_post_.push_back(outgoing_step{op, std::move(payload), nullptr, device_rank, 0, true});
+    return;
+  }
+  // Staged in pieces; every piece but the last is a plain put, so the notification (if any)
+  // comes with the last one, after all the data.
+  for (std::size_t at = 0; at < size; at += piece_bytes) {
+    const std::size_t bytes = std::min(piece_bytes, size - at);
+    const bool last = at + bytes == size;
+    remote_operation piece = op;
+    if (!last) piece.kind = static_cast<std::int32_t>(protocol::operation_kind::put);
+    piece.offset = op.offset + static_cast<std::int64_t>(at);
+    piece.size = static_cast<std::int64_t>(bytes);
+    pinned_pool::buffer payload = pool_.take(bytes);
+    DCUDA_CUDA_CHECK(cudaMemcpyAsync(payload.data(), reinterpret_cast<const char*>(source) + at,
+                                     bytes, cudaMemcpyDeviceToHost, copy_out_.get()));
+    to_post_.push_back(outgoing_step{piece, std::move(payload), record_event(copy_out_.get()),
+                                     device_rank, last ? op.operation_id : 0u, true});
+  }
+}
+
+void network_proxy::take_ping(int world_rank, std::uint32_t acknowledgement) {
+  outgoing_step ping;
+  ping.device_rank = world_rank - shape_.rank_start;
+  ping.acknowledgement = acknowledgement;
+  ping.post = false;
+  to_post_.push_back(std::move(ping));
+}
+
+bool network_proxy::post_ready() {
+  bool any = false;
+  while (!to_post_.empty()) {
+    outgoing_step& step = to_post_.front();
+    if (step.copied != nullptr) {
+      const cudaError_t status = cudaEventQuery(step.copied);
+      if (status == cudaErrorNotReady) break;
+      DCUDA_CUDA_CHECK(status);
+      free_events_.push_back(step.copied);
+    }
+    if (step.post) {
+      engine_.post(step.op, step.payload.data());
+      in_flight_.push_back(std::move(step.payload));
+    }
+    if (step.acknowledgement != 0) {
+      protocol::system_atomic<std::uint32_t>(state_.host_acks()[step.device_rank])
+          .store(step.acknowledgement, cuda::memory_order_release);
+    }
+    to_post_.pop_front();
+    any = true;
+  }
+  return any;
+}
+
+void network_proxy::sent(const remote_operation& /*op*/) {
+  in_flight_.pop_front();  // reported in posting order: the front is this operation's payload
+}
+
+// ---- incoming ----
+
+bool network_proxy::ready_for(const remote_operation& op) {
+  // A window that another process already uses may still be in creation here: hold the
+  // operation until this process's part of the collective is done.
+  if (!protocol::carries_payload(op) || !collective_ || op.window < 0 ||
+      op.window >= protocol::max_windows) {
+    return true;
+  }
+  const int device_rank = op.target_rank - shape_.rank_start;
+  return collective_->request.call != static_cast<std::uint32_t>(protocol::call::win_create) ||
+         own_window(op.window, device_rank).generation != 0;
+}
+
+void* network_proxy::landing_address(const remote_operation& op) {
+  const int device_rank = op.target_rank - shape_.rank_start;
+  if (device_rank < 0 || device_rank >= shape_.device_ranks || op.window < 0 ||
+      op.window >= protocol::max_windows) {
+    return nullptr;
+  }
+  const protocol::window_entry& window = own_window(op.window, device_rank);
+  if (window.generation == 0 || !protocol::range_inside_window(op.offset, op.size, window.size)) {
+    return nullptr;
+  }
+  pinned_pool::buffer landing = pool_.take(static_cast<std::size_t>(op.size));
+  void* address = landing.data();
+  landings_.emplace(address, std::move(landing));
+  return address;
+}
+
+void network_proxy::landed(const remote_operation& op, void* landing) {
+  const int device_rank = op.target_rank - shape_.rank_start;
+  if (protocol::carries_payload(op)) {
+    const protocol::window_entry& window = own_window(op.window, device_rank);
+    auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
+    DCUDA_CUDA_CHECK(cudaMemcpyAsync(destination, landing, static_cast<std::size_t>(op.size),
+                                     cudaMemcpyHostToDevice, copy_in_.get()));
+    const auto found = landings_.find(landing);
+    delivering_.push_back(delivery_step{record_event(copy_in_.get()), std::move(found->second)});
+    landings_.erase(found);
+  }
+  if (protocol::notifies(op)) {
+    const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(device_rank),
+                                                        static_cast<std::uint32_t>(op.tag));
+    const std::uint32_t count = ++network_counts_[index];
+    stream_write_value(copy_in_.get(), state_.network_notifications() + index, count);
+  }
+}
+
+bool network_proxy::finish_deliveries() {
+  bool any = false;
+  while (!delivering_.empty()) {
+    const cudaError_t status = cudaEventQuery(delivering_.front().done);
+    if (status == cudaErrorNotReady) break;
+    DCUDA_CUDA_CHECK(status);
+    free_events_.push_back(delivering_.front().done);
+    delivering_.pop_front();  // the landing buffer goes back to the pool
+    any = true;
+  }
+  return any;
+}
+
+// ---- collectives ----
+
+void network_proxy::take_collective(const channel_message& message) {
+  if (collective_) {
+    throw error("host proxy: collective " + std::to_string(message.aux) +
+                " started before collective " + std::to_string(collective_->sequence) +
+                " ended");
+  }
+  collective& next = collective_.emplace();
+  next.sequence = static_cast<std::uint32_t>(message.aux);
+  std::memcpy(&next.request, message.text.data(),
+              std::min(sizeof next.request, message.text.size()));
+}
+
+std::vector<char> network_proxy::window_contribution() const {
+  window_header header{};
+  header.windows_in_use = collective_->request.windows_in_use;
+  header.ranks = shape_.device_ranks;
+  std::memcpy(header.generation, collective_->request.generation, sizeof header.generation);
+  std::vector<char> bytes(sizeof header + sizeof(window_card) * shape_.device_ranks);
+  std::memcpy(bytes.data(), &header, sizeof header);
+  const protocol::window_offer* offers = state_.window_offers();
+  for (int r = 0; r < shape_.device_ranks; ++r) {
+    window_card card{};
+    const volatile protocol::window_offer& offer = offers[r];
+    card.base = offer.base;
+    card.size = offer.size;
+    if (any_peer_ && card.base != 0 && card.size != 0) {
+      try {
+        const exported_memory exported = export_memory(reinterpret_cast<void*>(card.base));
+        card.allocation = exported.handle;
+        card.offset = exported.offset;
+        card.exported = 1;
+      } catch (const error& e) {
+        std::ostringstream text;
+        text << "dcuda_win_create: rank " << shape_.rank_start + r << ": the window at 0x"
+             << std::hex << card.base << std::dec << " (" << card.size
+             << " bytes) cannot be shared with the GPUs of other processes (" << e.what()
+             << "); allocate windows with cudaMalloc, or set DCUDA_FORCE_NETWORK=1";
+        throw error(text.str());
+      }
+    }
+    std::memcpy(bytes.data() + sizeof header + sizeof card * r, &card, sizeof card);
+  }
+  return bytes;
+}
+
+void network_proxy::complete_window_creation(
+    const std::vector<transport::mpi_engine::contribution>& all,
+    protocol::world_collective_result& result) {
+  std::uint32_t in_use = 0;
+  for (const auto& c : all) {
+    window_header header{};
+    std::memcpy(&header, c.bytes.data(), sizeof header);
+    in_use |= header.windows_in_use;
+  }
+  result.slot = protocol::lowest_free_slot(in_use);
+  if (result.slot < 0) return;
+  const int slot = result.slot;
+  std::uint32_t newest = 0;
+  for (const auto& c : all) {
+    window_header header{};
+    std::memcpy(&header, c.bytes.data(), sizeof header);
+    newest = std::max(newest, header.generation[slot]);
+  }
+  result.generation = protocol::next_generation(newest);
+
+  const bootstrap::rank_layout& ranks = group_.ranks();
+  std::vector<protocol::window_entry> row(static_cast<std::size_t>(shape_.world_size));
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    const protocol::route path = group_.route_to_process(static_cast<int>(p));
+    for (int r = 0; r < ranks.ranks_of(static_cast<int>(p)); ++r) {
+      window_card card{};
+      std::memcpy(&card, all[p].bytes.data() + sizeof(window_header) + sizeof card * r,
+                  sizeof card);
+      protocol::window_entry& entry =
+          row[static_cast<std::size_t>(ranks.rank_start(static_cast<int>(p)) + r)];
+      entry.size = card.size;
+      entry.generation = result.generation;
+      entry.comm = 0;  // DCUDA_COMM_WORLD
+      if (path == protocol::route::local) {
+        entry.base = card.base;
+        windows_[protocol::window_index(slot, static_cast<std::uint32_t>(r),
+                                        static_cast<std::uint32_t>(shape_.device_ranks))] = entry;
+      } else if (path == protocol::route::peer && card.exported != 0) {
+        entry.base = reinterpret_cast<std::uint64_t>(
+                         mapped_windows_.open(static_cast<int>(p), card.allocation)) +
+                     card.offset;
+      }
+    }
+  }
+  protocol::window_entry* device_row = state_.windows() + static_cast<std::size_t>(slot) *
+                                                              static_cast<std::size_t>(shape_.world_size);
+  DCUDA_CUDA_CHECK(cudaMemcpyAsync(device_row, row.data(), row.size() * sizeof(row[0]),
+                                   cudaMemcpyHostToDevice, copy_out_.get()));
+  DCUDA_CUDA_CHECK(cudaStreamSynchronize(copy_out_.get()));
+}
+
+void network_proxy::publish_result(const protocol::world_collective_result& result,
+                                   std::uint32_t sequence) {
+  protocol::world_collective_result* shared = state_.collective_result();
+  volatile protocol::world_collective_result& fields = *shared;
+  fields.slot = result.slot;
+  fields.generation = result.generation;
+  protocol::system_atomic<std::uint32_t>(shared->completed)
+      .store(sequence, cuda::memory_order_release);
+}
+
+bool network_proxy::advance_collective() {
+  if (!collective_) return false;
+  collective& current = *collective_;
+  const auto call = static_cast<protocol::call>(current.request.call);
+  if (!current.begun) {
+    // Everything the ranks issued before the collective goes out first: the others count it.
+    if (!to_post_.empty()) return false;
+    engine_.begin_collective(static_cast<std::int32_t>(current.request.call),
+                             call == protocol::call::win_create ? window_contribution()
+                                                                : std::vector<char>{});
+    current.begun = true;
+  }
+  if (!current.contributions) {
+    current.contributions = engine_.finish_collective();
+    if (!current.contributions) {
+      std::ostringstream text;
+      text << "  process " << shape_.process_index << " waits in " << protocol::call_name(call)
+           << " (collective " << current.sequence << " of DCUDA_COMM_WORLD) for";
+      const std::vector<int> missing = engine_.missing_processes();
+      if (missing.empty()) {
+        text << " operations still on their way to it\n";
+      } else {
+        text << " process" << (missing.size() > 1 ? "es" : "");
+        for (const int p : missing) text << " " << p;
+        text << ", which " << (missing.size() > 1 ? "have" : "has") << " not joined it\n";
+      }
+      set_status(text.str());
+      return false;
+    }
+  }
+  // What arrived before the collective is in the windows before anyone leaves it.
+  const cudaError_t copies = cudaStreamQuery(copy_in_.get());
+  if (copies == cudaErrorNotReady) return false;
+  DCUDA_CUDA_CHECK(copies);
+
+  const auto& all = *current.contributions;
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    if (all[p].call != static_cast<std::int32_t>(current.request.call)) {
+      throw error("collective calls of DCUDA_COMM_WORLD differ: process " +
+                  std::to_string(shape_.process_index) + " called " + describe_call(all[shape_.process_index].call) +
+                  " while process " + std::to_string(p) + " called " + describe_call(all[p].call) +
+                  " (every rank must make the same collective calls in the same order)");
+    }
+  }
+  protocol::world_collective_result result{};
+  result.slot = -1;
+  if (call == protocol::call::win_create) complete_window_creation(all, result);
+  if (call == protocol::call::win_free && current.request.slot >= 0 &&
+      current.request.slot < protocol::max_windows) {
+    for (int r = 0; r < shape_.device_ranks; ++r) {
+      windows_[protocol::window_index(current.request.slot, static_cast<std::uint32_t>(r),
+                                      static_cast<std::uint32_t>(shape_.device_ranks))] = {};
+    }
+  }
+  const std::uint32_t sequence = current.sequence;
+  collective_.reset();
+  set_status({});
+  publish_result(result, sequence);
+  return true;
+}
+
+void network_proxy::set_status(std::string status) {
+  std::lock_guard lock(status_mutex_);
+  status_ = std::move(status);
+}
+
+std::string network_proxy::waiting_for() const {
+  std::lock_guard lock(status_mutex_);
+  return status_;
+}
+
+bool network_proxy::progress() {
+  bool any = post_ready();
+  any = engine_.progress() || any;
+  any = finish_deliveries() || any;
+  any = advance_collective() || any;
+  return any;
+}
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,115 @@
+// The host proxy's network side for one run (thesis 4.2; docs/design.md "Across GPUs and
+// nodes"): operations of this GPU's ranks for ranks reached through the network, operations that
+// arrive for this GPU's ranks, and the collectives over DCUDA_COMM_WORLD.
+//
+// Outgoing, in the order the ranks issued them: a payload that came inline in the command
+// channel is ready at once; a larger one is copied out of the device into pinned memory in
+// pieces of one engine chunk, each posted as soon as its copy is done (so copy and transfer
+// overlap), and the rank's acknowledgement (dcuda_win_flush) is stored once the last piece is
+// out. Incoming: the engine receives into pinned memory; the proxy copies the payload into the
+// window on its delivery stream and then writes the new notification count behind it on the same
+// stream (cuStreamWriteValue32), so the counter never runs ahead of the data.
+//
+// Everything runs on the proxy thread, except waiting_for(), which the watchdog calls.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/world_collective.h"
+#include "runtime/channel_consumer.h"
+#include "runtime/cuda_memory.h"
+#include "runtime/device_state.h"
+#include "runtime/peer_memory.h"
+#include "runtime/pinned_pool.h"
+#include "runtime/process_group.h"
+#include "transport/mpi_engine.h"
+
+namespace dcuda::runtime {
+
+class network_proxy final : public transport::delivery {
+ public:
+  network_proxy(const process_group& group, device_state& state);
+  network_proxy(const network_proxy&) = delete;
+  network_proxy& operator=(const network_proxy&) = delete;
+  ~network_proxy() override;
+
+  // Command-channel messages: remote_operation, world_collective, and pings (answered in order
+  // with the acknowledgements of staged operations).
+  void take_operation(const channel_message& message);
+  void take_collective(const channel_message& message);
+  void take_ping(int world_rank, std::uint32_t acknowledgement);
+
+  // Moves everything along; true when anything happened.
+  bool progress();
+
+  // What this process waits for from the others, for the watchdog's report; empty when nothing.
+  std::string waiting_for() const;
+
+  // transport::delivery
+  bool ready_for(const protocol::remote_operation& op) override;
+  void* landing_address(const protocol::remote_operation& op) override;
+  void landed(const protocol::remote_operation& op, void* landing) override;
+  void sent(const protocol::remote_operation& op) override;
+
+ private:
+  struct outgoing_step {
+    protocol::remote_operation op{};
+    pinned_pool::buffer payload;
+    cudaEvent_t copied = nullptr;       // staged: the copy out of the device has finished
+    int device_rank = 0;
+    std::uint32_t acknowledgement = 0;  // stored into host_acks once posted (0: none)
+    bool post = true;                   // false: a ping, only acknowledged
+  };
+  struct delivery_step {
+    cudaEvent_t done;
+    pinned_pool::buffer payload;
+  };
+  struct collective {
+    std::uint32_t sequence = 0;
+    protocol::world_collective_request request{};
+    bool begun = false;
+    std::optional<std::vector<transport::mpi_engine::contribution>> contributions;
+  };
+
+  bool post_ready();
+  bool finish_deliveries();
+  bool advance_collective();
+  std::vector<char> window_contribution() const;
+  void complete_window_creation(const std::vector<transport::mpi_engine::contribution>& all,
+                                protocol::world_collective_result& result);
+  void publish_result(const protocol::world_collective_result& result, std::uint32_t sequence);
+  void set_status(std::string status);
+  cudaEvent_t record_event(cudaStream_t stream);
+  const protocol::window_entry& own_window(int slot, int device_rank) const;
+
+  const process_group& group_;
+  device_state& state_;
+  world_shape shape_;
+  bool any_peer_ = false;
+  pinned_pool pool_;
+  cuda_stream copy_out_;  // device -> pinned staging
+  cuda_stream copy_in_;   // pinned landing -> windows, then notification counts
+  std::vector<cudaEvent_t> events_;       // every event created (destroyed at the end)
+  std::vector<cudaEvent_t> free_events_;  // ready for reuse
+
+  std::deque<outgoing_step> to_post_;
+  std::deque<pinned_pool::buffer> in_flight_;  // posted payloads, until sent() (posting order)
+  std::unordered_map<void*, pinned_pool::buffer> landings_;
+  std::deque<delivery_step> delivering_;
+  std::vector<std::uint32_t> network_counts_;    // [device_ranks][tag_count]
+  std::vector<protocol::window_entry> windows_;  // [max_windows][device_ranks]: own entries
+  peer_mappings mapped_windows_;
+  std::optional<collective> collective_;
+
+  mutable std::mutex status_mutex_;
+  std::string status_;
+
+  transport::mpi_engine engine_;  // last: destroyed first, while the buffers it uses still exist
+};
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,140 @@
+#include "runtime/process_group.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+#include "protocol/limits.h"
+#include "runtime/error.h"
+
+namespace dcuda::runtime {
+namespace {
+
+// Variables that MPI launchers set in the processes they start.
+bool started_by_mpi_launcher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
+                           "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+// MPI stays initialised for the life of the process: a program may create several dcuda
+// contexts one after the other, and MPI cannot be initialised twice.
+bootstrap::mpi_session& shared_mpi_session() {
+  static bootstrap::mpi_session session(nullptr, nullptr);
+  return session;
+}
+
+// What processes tell each other about themselves at dcuda_host_init.
+struct process_card {
+  std::int32_t node;
+  std::int32_t ranks;
+  std::int32_t force_network;
+  std::int32_t pad;
+  char pci_bus_id[32];
+  cudaIpcMemHandle_t counters;  // the allocation of its notification counters
+  std::uint64_t counters_offset;
+};
+
+bool can_reach(int device, const char* their_bus_id) {
+  int theirs = -1;
+  if (cudaDeviceGetByPCIBusId(&theirs, their_bus_id) != cudaSuccess) {
+    cudaGetLastError();  // not visible to this process: no peer path
+    return false;
+  }
+  if (theirs == device) return true;  // two processes on one GPU share it through IPC
+  int can = 0;
+  DCUDA_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, theirs));
+  return can != 0;
+}
+
+}  // namespace
+
+std::unique_ptr<process_group> process_group::join_if_launched() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised && !started_by_mpi_launcher()) return nullptr;
+  shared_mpi_session();
+  return std::make_unique<process_group>(bootstrap::discover_layout(MPI_COMM_WORLD));
+}
+
+void process_group::share_rank_counts(int device_ranks) {
+  ranks_ = bootstrap::exchange_rank_counts(MPI_COMM_WORLD, device_ranks);
+}
+
+void process_group::connect(int device, std::uint32_t* notification_counters,
+                            bool force_network) {
+  process_card mine{};
+  mine.node = layout_.node_index;
+  mine.ranks = ranks_.ranks_of(layout_.process_index);
+  mine.force_network = force_network ? 1 : 0;
+  DCUDA_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.pci_bus_id, sizeof mine.pci_bus_id, device));
+  const exported_memory counters = export_memory(notification_counters);
+  mine.counters = counters.handle;
+  mine.counters_offset = counters.offset;
+
+  std::vector<process_card> cards(static_cast<std::size_t>(layout_.process_count));
+  DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
+                                MPI_COMM_WORLD));
+  routes_.assign(cards.size(), protocol::route::network);
+  counters_.assign(cards.size(), nullptr);
+  gpu_names_.clear();
+  nodes_.clear();
+  for (std::size_t p = 0; p < cards.size(); ++p) {
+    const process_card& card = cards[p];
+    gpu_names_.push_back(std::string("GPU ") + card.pci_bus_id);
+    nodes_.push_back(card.node);
+    if (static_cast<int>(p) == layout_.process_index) {
+      routes_[p] = protocol::route::local;
+      counters_[p] = notification_counters;
+      continue;
+    }
+    const bool peer = card.node == layout_.node_index && !force_network &&
+                      card.force_network == 0 && can_reach(device, card.pci_bus_id);
+    if (!peer) continue;
+    routes_[p] = protocol::route::peer;
+    counters_[p] = reinterpret_cast<std::uint32_t*>(
+        mapped_counters_.open(static_cast<int>(p), card.counters) + card.counters_offset);
+  }
+}
+
+std::vector<protocol::rank_route> process_group::rank_routes() const {
+  std::vector<protocol::rank_route> routes(static_cast<std::size_t>(ranks_.world_size()));
+  for (int p = 0; p < layout_.process_count; ++p) {
+    for (int r = 0; r < ranks_.ranks_of(p); ++r) {
+      protocol::rank_route& route = routes[static_cast<std::size_t>(ranks_.rank_start(p) + r)];
+      route.path = static_cast<std::uint32_t>(routes_[static_cast<std::size_t>(p)]);
+      route.process = p;
+      std::uint32_t* counters = counters_[static_cast<std::size_t>(p)];
+      route.counters = counters == nullptr ? nullptr : counters + r * protocol::tag_count;
+    }
+  }
+  return routes;
+}
+
+std::string process_group::describe_paths() const {
+  std::ostringstream text;
+  const auto ranks_text = [&](int p) {
+    std::ostringstream out;
+    const int count = ranks_.ranks_of(p);
+    out << count << (count == 1 ? " rank" : " ranks");
+    if (count > 0) out << " (" << ranks_.rank_start(p) << "-" << ranks_.rank_start(p) + count - 1 << ")";
+    return out.str();
+  };
+  const int me = layout_.process_index;
+  text << "dcuda: process " << me << " of " << layout_.process_count << ", node "
+       << layout_.node_index << ", " << gpu_names_[static_cast<std::size_t>(me)] << ", "
+       << ranks_text(me) << "\n";
+  for (int p = 0; p < layout_.process_count; ++p) {
+    if (p == me) continue;
+    text << "dcuda: process " << me << " -> process " << p << " (node "
+         << nodes_[static_cast<std::size_t>(p)] << ", " << gpu_names_[static_cast<std::size_t>(p)]
+         << ", " << ranks_text(p) << "): "
+         << protocol::route_name(routes_[static_cast<std::size_t>(p)]) << "\n";
+  }
+  return text.str();
+}
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,89 @@
+// Faults across processes, each run as its own mpirun job by CTest (cmake/expect_job_failure.cmake
+// checks that the job fails within its time limit and names what went wrong):
+//   missing_collective    process 1 never reaches the world barrier process 0 waits in
+//   mismatched_collective process 0 calls dcuda_comm_barrier while process 1 creates a window
+//   remote_put_outside    a put to a rank of the other process ends outside its window
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "dcuda_device.cu.h"
+#include "dcuda_host.h"
+
+namespace {
+
+enum scenario : int { missing_collective, mismatched_collective, remote_put_outside };
+
+struct run_data {
+  scenario what;
+  int process;
+  unsigned char* memory;
+};
+
+__global__ void fault_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int rank = 0, device_rank = 0, device_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  if (run->what == missing_collective) {
+    if (run->process == 0) {
+      dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+    } else if (device_rank == 0) {
+      dcuda_wait_notifications(gst, 9, 1);  // nobody sends it
+    }
+  } else if (run->what == mismatched_collective) {
+    if (run->process == 0) {
+      dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+    } else {
+      dcuda_win win;
+      dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 64, &win);
+    }
+  } else {
+    dcuda_win win;
+    dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 64, &win);
+    if (rank == 0) {
+      dcuda_put_notify(gst, win, device_size, 60, 8, run->memory, 1);  // 60 + 8 > 64
+    }
+    dcuda_win_free(gst, win);
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int process = 0, gpus = 0, processes = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process);
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  int enough = cudaGetDeviceCount(&gpus) == cudaSuccess && gpus >= processes ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!enough) {
+    if (process == 0) std::printf("SKIP: multi_gpu_faults: needs one GPU per process\n");
+    MPI_Finalize();
+    return 0;
+  }
+  const std::string name = argc > 1 ? argv[1] : "";
+  run_data data{missing_collective, process, nullptr};
+  if (name == "mismatched_collective") data.what = mismatched_collective;
+  if (name == "remote_put_outside") data.what = remote_put_outside;
+  dcuda_host_context_handle context = nullptr;
+  char cap[] = "--dcuda-ranks-per-device=2";
+  char* dcuda_argv[] = {argv[0], cap, nullptr};
+  dcuda_host_init(2, dcuda_argv, &context, fault_kernel, 128);
+  cudaMalloc(&data.memory, 4096);
+  cudaMemset(data.memory, 0, 4096);
+  dcuda_host_run(context, &data, sizeof data);
+  dcuda_host_finish(context);
+  std::printf("multi_gpu_faults: %s: the run ended without an error\n", name.c_str());
+  MPI_Finalize();
+  return 0;
+}

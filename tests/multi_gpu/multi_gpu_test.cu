@@ -1,0 +1,343 @@
+// dcuda across processes, one GPU each (issue 3), under mpirun: every case runs in every
+// process. CTest runs the suite twice: on the peer path, and with DCUDA_FORCE_NETWORK=1 on the
+// network path (host proxies and MPI). Every byte that travels is checked where it lands.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+#include "dcuda_device.cu.h"
+#include "dcuda_host.h"
+#include "gpu_harness.h"
+#include "mpi_test_main.h"
+
+namespace {
+
+constexpr int threads_per_rank = 256;
+constexpr int ranks_per_device = 4;
+const std::vector<std::string> small_gpu{"--dcuda-ranks-per-device=4"};
+
+__host__ __device__ unsigned char pattern(int source, std::uint64_t offset, int round) {
+  return static_cast<unsigned char>((offset * 131u + static_cast<std::uint64_t>(source) * 71u +
+                                     static_cast<std::uint64_t>(round) * 17u) %
+                                        251u +
+                                    1u);
+}
+
+__device__ void fill(unsigned char* buffer, std::uint64_t bytes, int source, int round) {
+  for (std::uint64_t i = threadIdx.x; i < bytes; i += blockDim.x) {
+    buffer[i] = pattern(source, i, round);
+  }
+  __syncthreads();
+}
+
+// Counts wrong bytes of buffer[0, bytes) (every thread returns the same count).
+__device__ int wrong_bytes(const unsigned char* buffer, std::uint64_t bytes, int source,
+                           int round) {
+  int wrong = 0;
+  for (std::uint64_t i = threadIdx.x; i < bytes; i += blockDim.x) {
+    if (buffer[i] != pattern(source, i, round)) ++wrong;
+  }
+  return __syncthreads_count(wrong);
+}
+
+// Device memory of one process: `per_rank` bytes for each of its ranks.
+struct process_memory {
+  explicit process_memory(std::size_t bytes) {
+    GPU_CHECK(cudaMalloc(&data, bytes));
+    GPU_CHECK(cudaMemset(data, 0, bytes));
+  }
+  ~process_memory() { cudaFree(data); }
+  process_memory(const process_memory&) = delete;
+  process_memory& operator=(const process_memory&) = delete;
+  unsigned char* data = nullptr;
+};
+
+// The skip of the whole suite is decided in main; a case needs no check of its own.
+int process_index() { return mpi_test::process_index(); }
+
+struct run_data {
+  unsigned char* memory;  // this process's device memory: [ranks_per_device][per_rank]
+  std::uint64_t per_rank;
+  int process;     // index of this process
+  int mismatches;  // wrong bytes seen by this process's ranks
+  int count_errors;
+  int info[8];
+};
+
+// ---- rank info ----
+
+__global__ void identity_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int world_rank = 0, world_size = 0, device_rank = 0, device_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &world_size);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  if (threadIdx.x == 0) {
+    if (device_rank == 0) {
+      run->info[0] = world_rank;
+      run->info[1] = world_size;
+      run->info[2] = device_size;
+    }
+    if (world_rank - device_rank != run->info[3]) atomicAdd(&run->count_errors, 1);
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(rank_info_and_communicators_span_every_process) {
+  run_data data{};
+  // The rank start comes from the host's rank info; the kernel compares its own view with it.
+  dcuda_host_context_handle context = nullptr;
+  std::string program = "multi_gpu_tests", cap = small_gpu[0];
+  char* argv[] = {program.data(), cap.data(), nullptr};
+  dcuda_host_init(2, argv, &context, identity_kernel, threads_per_rank);
+  dcuda_rank_info info{};
+  dcuda_host_get_rank_info(context, &info);
+  data.info[3] = info.rank_start;
+  dcuda_host_run(context, &data, sizeof data);
+  dcuda_host_finish(context);
+
+  const int processes = mpi_test::process_count();
+  DCUDA_CHECK_EQ(info.process_count, processes);
+  DCUDA_CHECK_EQ(info.process_index, process_index());
+  DCUDA_CHECK_EQ(info.rank_responsible, ranks_per_device);
+  DCUDA_CHECK_EQ(info.rank_count, processes * ranks_per_device);
+  DCUDA_CHECK_EQ(info.rank_start, process_index() * ranks_per_device);
+  DCUDA_CHECK_EQ(info.node_count, 1);
+  DCUDA_CHECK_EQ(info.device_count, processes);
+  DCUDA_CHECK_EQ(info.device_index, process_index());
+  DCUDA_CHECK_EQ(data.info[0], info.rank_start);
+  DCUDA_CHECK_EQ(data.info[1], info.rank_count);
+  DCUDA_CHECK_EQ(data.info[2], ranks_per_device);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}
+
+// ---- ring: every size, to the same rank of the next process ----
+
+__device__ constexpr std::uint64_t ring_sizes[] = {
+    1, 3, 48, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
+constexpr std::uint64_t ring_largest = (3u << 20) + 5;
+
+__global__ void ring_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int rank = 0, size = 0, device_rank = 0, device_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  // Window: [send area][receive area], each ring_largest bytes.
+  unsigned char* window = run->memory + device_rank * run->per_rank;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(2 * ring_largest), &win);
+  const int target = (rank + device_size) % size;
+  const int source = (rank - device_size + size) % size;
+  int round = 0;
+  for (const std::uint64_t bytes : ring_sizes) {
+    ++round;
+    fill(window, bytes, rank, round);
+    dcuda_put_notify(gst, win, target, static_cast<int>(ring_largest), static_cast<int>(bytes),
+                     window, 1);
+    dcuda_wait_notifications(gst, 1, 1);
+    const int wrong = wrong_bytes(window + ring_largest, bytes, source, round);
+    if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // nobody overwrites what is being checked
+  }
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(put_notify_of_every_size_crosses_to_the_next_process) {
+  process_memory memory(ranks_per_device * 2 * ring_largest);
+  run_data data{memory.data, 2 * ring_largest, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(ring_kernel, threads_per_rank, data, small_gpu);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+}
+
+// ---- all to all ----
+
+constexpr int all_to_all_bytes = 64;
+
+__global__ void all_to_all_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int rank = 0, size = 0, device_rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  // Window: [send: 64][receive: 64 per source rank]
+  unsigned char* window = run->memory + device_rank * run->per_rank;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  fill(window, all_to_all_bytes, rank, 7);
+  for (int step = 1; step < size; ++step) {
+    const int target = (rank + step) % size;
+    dcuda_put_notify(gst, win, target, all_to_all_bytes * (1 + rank), all_to_all_bytes, window, 2);
+  }
+  dcuda_wait_notifications(gst, 2, size - 1);
+  int wrong = 0;
+  for (int source = 0; source < size; ++source) {
+    if (source == rank) continue;
+    wrong += wrong_bytes(window + all_to_all_bytes * (1 + source), all_to_all_bytes, source, 7);
+  }
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  // Nothing more may have arrived.
+  const int extra = dcuda_test_notifications(gst, 2, 1);
+  if (threadIdx.x == 0 && extra != 0) atomicAdd(&run->count_errors, 1);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(all_to_all_reaches_every_rank_of_every_process) {
+  const std::uint64_t per_rank = all_to_all_bytes * (1 + 64);
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(all_to_all_kernel, threads_per_rank, data, small_gpu);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}
+
+// ---- order, flush, barrier ----
+
+constexpr std::uint64_t big_bytes = 2u << 20;
+
+// Rank 0 of every process sends to rank 0 of the next process: a large put, a notify, a small
+// put_notify; then a large put, flush, overwrite of the source, notify; then a plain put and a
+// world barrier. The receiver checks, at each notification, that the data before it is there.
+__global__ void order_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int rank = 0, size = 0, device_rank = 0, device_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  // Window: [send: big][receive big][receive small: 16]
+  unsigned char* window = run->memory + device_rank * run->per_rank;
+  unsigned char* received = window + big_bytes;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  const bool active = device_rank == 0;
+  const int target = (rank + device_size) % size;
+  const int source = (rank - device_size + size) % size;
+  int wrong = 0;
+  for (int round = 1; round <= 3 && active; ++round) {
+    fill(window, big_bytes, rank, round);
+    dcuda_put(gst, win, target, static_cast<int>(big_bytes), static_cast<int>(big_bytes), window);
+    dcuda_notify(gst, target, DCUDA_COMM_WORLD, 3);
+    dcuda_put_notify(gst, win, target, static_cast<int>(2 * big_bytes), 16, window + 100, 4);
+    dcuda_wait_notifications(gst, 3, 1);
+    wrong += wrong_bytes(received, big_bytes, source, round);
+    dcuda_wait_notifications(gst, 4, 1);
+    for (std::uint64_t i = threadIdx.x; i < 16; i += blockDim.x) {
+      if (received[big_bytes + i] != pattern(source, 100 + i, round)) ++wrong;
+    }
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // checked before the next put overwrites it
+    // Flush: once it returns the source may change; the target still gets the old bytes.
+    fill(window, big_bytes, rank, round + 10);
+    dcuda_put(gst, win, target, static_cast<int>(big_bytes), static_cast<int>(big_bytes), window);
+    dcuda_win_flush(gst, win);
+    for (std::uint64_t i = threadIdx.x; i < big_bytes; i += blockDim.x) window[i] = 0xee;
+    __syncthreads();
+    dcuda_notify(gst, target, DCUDA_COMM_WORLD, 5);
+    dcuda_wait_notifications(gst, 5, 1);
+    wrong += wrong_bytes(received, big_bytes, source, round + 10);
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  }
+  // Inactive ranks pass the world barriers the active ones use.
+  for (int round = 1; round <= 3 && !active; ++round) {
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  }
+  // A world barrier makes a plain put visible.
+  if (active) {
+    fill(window, big_bytes, rank, 42);
+    dcuda_put(gst, win, target, static_cast<int>(big_bytes), static_cast<int>(big_bytes), window);
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  if (active) wrong += wrong_bytes(received, big_bytes, source, 42);
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(notifications_follow_their_data_and_flush_frees_the_source) {
+  const std::uint64_t per_rank = 2 * big_bytes + 16;
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(order_kernel, threads_per_rank, data, small_gpu);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+}
+
+// ---- mixed sizes and tags, and window slots that differ between GPUs ----
+
+constexpr int mixed_messages = 24;
+__host__ __device__ int mixed_size(int i) { return (i * 7919) % 3000 + (i % 5 == 0 ? 200000 : 0); }
+__host__ __device__ std::uint64_t mixed_offset(int i) {
+  std::uint64_t at = 0;
+  for (int k = 0; k < i; ++k) at += static_cast<std::uint64_t>(mixed_size(k));
+  return at;
+}
+
+__global__ void mixed_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int rank = 0, size = 0, device_rank = 0, device_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  const std::uint64_t half = run->per_rank / 2;
+  unsigned char* window = run->memory + device_rank * run->per_rank;
+  // Process 0 first takes a slot for a window of its GPU alone: the world window must still
+  // get one slot on every GPU.
+  dcuda_win local = DCUDA_WIN_NONE;
+  if (run->process == 0) dcuda_win_create(gst, DCUDA_COMM_DEVICE, window, 16, &local);
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  const int target = (rank + device_size) % size;
+  const int source = (rank - device_size + size) % size;
+  for (int i = 0; i < mixed_messages; ++i) {
+    fill(window + mixed_offset(i), static_cast<std::uint64_t>(mixed_size(i)), rank, i);
+  }
+  for (int i = 0; i < mixed_messages; ++i) {
+    dcuda_put_notify(gst, win, target, static_cast<int>(half + mixed_offset(i)), mixed_size(i),
+                     window + mixed_offset(i), 10 + i % 4);
+  }
+  for (int tag = 10; tag < 14; ++tag) dcuda_wait_notifications(gst, tag, mixed_messages / 4);
+  int wrong = 0;
+  for (int i = 0; i < mixed_messages; ++i) {
+    wrong += wrong_bytes(window + half + mixed_offset(i), static_cast<std::uint64_t>(mixed_size(i)),
+                         source, i);
+  }
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  dcuda_win_free(gst, win);
+  if (run->process == 0) dcuda_win_free(gst, local);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(mixed_sizes_and_tags_arrive_whole_with_slots_that_differ_per_gpu) {
+  const std::uint64_t per_rank = 2 * mixed_offset(mixed_messages);
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(mixed_kernel, threads_per_rank, data, small_gpu);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  // Twice in a row: the second run starts from a clean state.
+  gpu_test::run_dcuda(mixed_kernel, threads_per_rank, data, small_gpu);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+}
