@@ -252,15 +252,17 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     outcome = watch_until_finished(finished.get(), dog, state_);
   }  // threads drain what the device sent, then stop
 
-  if (!proxy_failure.empty()) {
-    throw error("dcuda_host_run: host proxy of process " +
-                std::to_string(rank_info_.process_index) + ": " + proxy_failure +
-                "; the run was stopped");
-  }
   const protocol::error_report& report = state_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {
     throw error("dcuda_host_run: " + describe_error(report) + "; the run was stopped");
+  }
+  // After the device's own report: a rank's misuse stops the kernel, and the proxy's next CUDA
+  // call then fails only because of that.
+  if (!proxy_failure.empty()) {
+    throw error("dcuda_host_run: host proxy of process " +
+                std::to_string(rank_info_.process_index) + ": " + proxy_failure +
+                "; the run was stopped");
   }
   if (outcome.hang_report) throw error(*outcome.hang_report + "the run was stopped");
   if (outcome.kernel_status != cudaSuccess) {
