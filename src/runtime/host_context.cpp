@@ -257,14 +257,17 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
           .load(cuda::memory_order_acquire) != 0u) {
     throw error("dcuda_host_run: " + describe_error(report) + "; the run was stopped");
   }
-  // After the device's own report: a rank's misuse stops the kernel, and the proxy's next CUDA
-  // call then fails only because of that.
+  // After the device's own report and the watchdog's: a rank's misuse, or the abort after a
+  // standstill, stops the kernel, and the proxy's next CUDA call then fails only because of it.
+  if (outcome.hang_report) {
+    throw error(*outcome.hang_report + "the run was stopped" +
+                (proxy_failure.empty() ? "" : " (then the host proxy: " + proxy_failure + ")"));
+  }
   if (!proxy_failure.empty()) {
     throw error("dcuda_host_run: host proxy of process " +
                 std::to_string(rank_info_.process_index) + ": " + proxy_failure +
                 "; the run was stopped");
   }
-  if (outcome.hang_report) throw error(*outcome.hang_report + "the run was stopped");
   if (outcome.kernel_status != cudaSuccess) {
     throw_cuda_error(outcome.kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");
   }
