@@ -79,6 +79,7 @@ bool print_log_lines(channel_consumer& logs) {
 // Messages carry world ranks; the per-rank host arrays are indexed by rank on this GPU.
 bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_t* acks,
                     int rank_start, network_proxy* network) {
+  if (network != nullptr && !network->accepting()) return false;  // it is busy with earlier ones
   auto message = commands.try_take();
   if (!message) {
     commands.publish_position();
@@ -169,6 +170,10 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   if (group_) {
     group_->connect(device_, state_.device_notifications(), settings.force_network);
     state_.set_rank_routes(group_->rank_routes());
+    if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
+      outgoing_staging_.emplace(staging_bytes);
+      incoming_staging_.emplace(staging_bytes);
+    }
     if (settings.verbose) {
       const std::string paths = group_->describe_paths();
       std::fwrite(paths.data(), 1, paths.size(), stderr);
@@ -205,7 +210,9 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
 
   // Other processes: the network side of the proxy (created by all processes together).
   std::optional<network_proxy> network;
-  if (state_.shape().process_count > 1) network.emplace(*group_, state_);
+  if (state_.shape().process_count > 1) {
+    network.emplace(*group_, state_, *outgoing_staging_, *incoming_staging_);
+  }
 
   channel_consumer commands(state_.command_channel());
   channel_consumer logs(state_.log_channel());

@@ -4,11 +4,13 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dcuda_host.h"
 #include "runtime/device_state.h"
 #include "runtime/launch_config.h"
+#include "runtime/pinned_pool.h"
 #include "runtime/process_group.h"
 #include "runtime/settings.h"
 
@@ -32,6 +34,10 @@ struct dcuda_host_context {
   dcuda::runtime::launch_config launch_;
   dcuda_rank_info rank_info_{};
   dcuda::runtime::device_state state_;
+  // Pinned staging of the network path, per direction (runtime/network_proxy.h).
+  static constexpr std::size_t staging_bytes = std::size_t{64} << 20;
+  std::optional<dcuda::runtime::pinned_pool> outgoing_staging_;
+  std::optional<dcuda::runtime::pinned_pool> incoming_staging_;
   dcuda::runtime::cuda_stream stream_;
   dcuda::runtime::device_array<char> user_data_;
   std::vector<double> timings_;

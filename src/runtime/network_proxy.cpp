@@ -42,15 +42,25 @@ std::string describe_call(std::int32_t call) {
 
 }  // namespace
 
-network_proxy::network_proxy(const process_group& group, device_state& state)
+network_proxy::network_proxy(const process_group& group, device_state& state,
+                             pinned_pool& outgoing, pinned_pool& incoming)
     : group_(group),
       state_(state),
       shape_(state.shape()),
+      outgoing_pool_(outgoing),
+      incoming_pool_(incoming),
       network_counts_(static_cast<std::size_t>(shape_.device_ranks) * protocol::tag_count, 0),
       windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
       engine_(group.world(), group.ranks(), *this) {
   for (int p = 0; p < shape_.process_count; ++p) {
     any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
+  }
+  // Before the kernel starts: CUDA calls that create resources may wait for a full GPU.
+  for (int i = 0; i < 64; ++i) {
+    cudaEvent_t event = nullptr;
+    DCUDA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    events_.push_back(event);
+    free_events_.push_back(event);
   }
 }
 
@@ -87,43 +97,64 @@ void network_proxy::take_operation(const channel_message& message) {
     throw error("host proxy: a remote operation from rank " + std::to_string(message.rank) +
                 " is truncated");
   }
-  remote_operation op{};
-  std::uint64_t source = 0;
-  std::memcpy(&op, message.text.data(), sizeof op);
-  std::memcpy(&source, message.text.data() + sizeof op, sizeof source);
-  const int device_rank = op.source_rank - shape_.rank_start;
-
-  if (!protocol::carries_payload(op)) {
-    to_post_.push_back(outgoing_step{op, {}, nullptr, device_rank, 0, true});
-    return;
-  }
-  const auto size = static_cast<std::size_t>(op.size);
-  if (op.size <= protocol::inline_put_limit) {  // inline: the payload follows the first entry
+  waiting_operation waiting;
+  std::memcpy(&waiting.op, message.text.data(), sizeof waiting.op);
+  std::memcpy(&waiting.source, message.text.data() + sizeof waiting.op, sizeof waiting.source);
+  const auto size = static_cast<std::size_t>(waiting.op.size);
+  if (protocol::carries_payload(waiting.op) && waiting.op.size <= protocol::inline_put_limit) {
+    // Inline: the payload follows the first entry.
     const std::size_t inline_at = protocol::entry_payload_bytes;
     if (message.text.size() < inline_at + size) {
-      throw error("host proxy: the inline payload of rank " + std::to_string(op.source_rank) +
-                  " is truncated");
+      throw error("host proxy: the inline payload of rank " +
+                  std::to_string(waiting.op.source_rank) + " is truncated");
     }
-    pinned_pool::buffer payload = pool_.take(size);
-    std::memcpy(payload.data(), message.text.data() + inline_at, size);
-    to_post_.push_back(outgoing_step{op, std::move(payload), nullptr, device_rank, 0, true});
-    return;
+    waiting.inline_payload = message.text.substr(inline_at, size);
   }
-  // Staged in pieces; every piece but the last is a plain put, so the notification (if any)
-  // comes with the last one, after all the data.
-  for (std::size_t at = 0; at < size; at += piece_bytes) {
-    const std::size_t bytes = std::min(piece_bytes, size - at);
-    const bool last = at + bytes == size;
-    remote_operation piece = op;
-    if (!last) piece.kind = static_cast<std::int32_t>(protocol::operation_kind::put);
-    piece.offset = op.offset + static_cast<std::int64_t>(at);
-    piece.size = static_cast<std::int64_t>(bytes);
-    pinned_pool::buffer payload = pool_.take(bytes);
-    DCUDA_CUDA_CHECK(cudaMemcpyAsync(payload.data(), reinterpret_cast<const char*>(source) + at,
-                                     bytes, cudaMemcpyDeviceToHost, copy_out_.get()));
-    to_post_.push_back(outgoing_step{piece, std::move(payload), record_event(copy_out_.get()),
-                                     device_rank, last ? op.operation_id : 0u, true});
+  waiting_.push_back(std::move(waiting));
+  admit_waiting();
+}
+
+bool network_proxy::admit_waiting() {
+  bool any = false;
+  while (!waiting_.empty()) {
+    waiting_operation& waiting = waiting_.front();
+    const remote_operation& op = waiting.op;
+    const int device_rank = op.source_rank - shape_.rank_start;
+    const auto size = static_cast<std::size_t>(op.size);
+    if (!protocol::carries_payload(op)) {
+      to_post_.push_back(outgoing_step{op, {}, nullptr, device_rank, 0, true});
+    } else if (op.size <= protocol::inline_put_limit) {
+      std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(size);
+      if (!payload) return any;
+      std::memcpy(payload->data(), waiting.inline_payload.data(), size);
+      to_post_.push_back(outgoing_step{op, std::move(*payload), nullptr, device_rank, 0, true});
+    } else {
+      // Staged in pieces; every piece but the last is a plain put, so the notification (if any)
+      // comes with the last one, after all the data.
+      while (waiting.next < size) {
+        const std::size_t at = waiting.next;
+        const std::size_t bytes = std::min(piece_bytes, size - at);
+        std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(bytes);
+        if (!payload) return any;
+        const bool last = at + bytes == size;
+        remote_operation piece = op;
+        if (!last) piece.kind = static_cast<std::int32_t>(protocol::operation_kind::put);
+        piece.offset = op.offset + static_cast<std::int64_t>(at);
+        piece.size = static_cast<std::int64_t>(bytes);
+        DCUDA_CUDA_CHECK(cudaMemcpyAsync(payload->data(),
+                                         reinterpret_cast<const char*>(waiting.source) + at, bytes,
+                                         cudaMemcpyDeviceToHost, copy_out_.get()));
+        to_post_.push_back(outgoing_step{piece, std::move(*payload),
+                                         record_event(copy_out_.get()), device_rank,
+                                         last ? op.operation_id : 0u, true});
+        waiting.next += bytes;
+        any = true;
+      }
+    }
+    waiting_.pop_front();
+    any = true;
   }
+  return any;
 }
 
 void network_proxy::take_ping(int world_rank, std::uint32_t acknowledgement) {
@@ -167,10 +198,10 @@ void network_proxy::sent(const remote_operation& /*op*/) {
 bool network_proxy::ready_for(const remote_operation& op) {
   // A window that another process already uses may still be in creation here: hold the
   // operation until this process's part of the collective is done.
-  if (!protocol::carries_payload(op) || !collective_ || op.window < 0 ||
-      op.window >= protocol::max_windows) {
-    return true;
-  }
+  if (!protocol::carries_payload(op)) return true;
+  // Staging for the payload: otherwise wait until deliveries give buffers back.
+  if (!incoming_pool_.can_take(static_cast<std::size_t>(op.size))) return false;
+  if (!collective_ || op.window < 0 || op.window >= protocol::max_windows) return true;
   const int device_rank = op.target_rank - shape_.rank_start;
   return collective_->request.call != static_cast<std::uint32_t>(protocol::call::win_create) ||
          own_window(op.window, device_rank).generation != 0;
@@ -186,9 +217,11 @@ void* network_proxy::landing_address(const remote_operation& op) {
   if (window.generation == 0 || !protocol::range_inside_window(op.offset, op.size, window.size)) {
     return nullptr;
   }
-  pinned_pool::buffer landing = pool_.take(static_cast<std::size_t>(op.size));
-  void* address = landing.data();
-  landings_.emplace(address, std::move(landing));
+  std::optional<pinned_pool::buffer> landing =
+      incoming_pool_.take(static_cast<std::size_t>(op.size));
+  if (!landing) throw error("host proxy: no staging for " + std::to_string(op.size) + " bytes");
+  void* address = landing->data();
+  landings_.emplace(address, std::move(*landing));
   return address;
 }
 
@@ -338,7 +371,7 @@ bool network_proxy::advance_collective() {
   const auto call = static_cast<protocol::call>(current.request.call);
   if (!current.begun) {
     // Everything the ranks issued before the collective goes out first: the others count it.
-    if (!to_post_.empty()) return false;
+    if (!waiting_.empty() || !to_post_.empty()) return false;
     engine_.begin_collective(static_cast<std::int32_t>(current.request.call),
                              call == protocol::call::win_create ? window_contribution()
                                                                 : std::vector<char>{});
@@ -404,7 +437,8 @@ std::string network_proxy::waiting_for() const {
 }
 
 bool network_proxy::progress() {
-  bool any = post_ready();
+  bool any = admit_waiting();
+  any = post_ready() || any;
   any = engine_.progress() || any;
   any = finish_deliveries() || any;
   any = advance_collective() || any;

@@ -33,7 +33,10 @@ namespace dcuda::runtime {
 
 class network_proxy final : public transport::delivery {
  public:
-  network_proxy(const process_group& group, device_state& state);
+  // `outgoing` and `incoming`: pinned staging for each direction, kept apart so that buffers
+  // waiting for a send to complete never starve the receives that let other processes go on.
+  network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
+                pinned_pool& incoming);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
   ~network_proxy() override;
@@ -43,6 +46,10 @@ class network_proxy final : public transport::delivery {
   void take_operation(const channel_message& message);
   void take_collective(const channel_message& message);
   void take_ping(int world_rank, std::uint32_t acknowledgement);
+
+  // Whether the proxy takes the next command-channel message: not while operations wait for
+  // staging buffers (they go out in the order the ranks issued them).
+  bool accepting() const { return waiting_.empty(); }
 
   // Moves everything along; true when anything happened.
   bool progress();
@@ -65,6 +72,12 @@ class network_proxy final : public transport::delivery {
     std::uint32_t acknowledgement = 0;  // stored into host_acks once posted (0: none)
     bool post = true;                   // false: a ping, only acknowledged
   };
+  struct waiting_operation {  // taken from the channel, not yet given buffers
+    protocol::remote_operation op{};
+    std::uint64_t source = 0;  // device address of a staged payload
+    std::string inline_payload;
+    std::size_t next = 0;  // staged: bytes already given to copies
+  };
   struct delivery_step {
     cudaEvent_t done;
     pinned_pool::buffer payload;
@@ -76,6 +89,7 @@ class network_proxy final : public transport::delivery {
     std::optional<std::vector<transport::mpi_engine::contribution>> contributions;
   };
 
+  bool admit_waiting();
   bool post_ready();
   bool finish_deliveries();
   bool advance_collective();
@@ -91,12 +105,14 @@ class network_proxy final : public transport::delivery {
   device_state& state_;
   world_shape shape_;
   bool any_peer_ = false;
-  pinned_pool pool_;
+  pinned_pool& outgoing_pool_;
+  pinned_pool& incoming_pool_;
   cuda_stream copy_out_;  // device -> pinned staging
   cuda_stream copy_in_;   // pinned landing -> windows, then notification counts
   std::vector<cudaEvent_t> events_;       // every event created (destroyed at the end)
   std::vector<cudaEvent_t> free_events_;  // ready for reuse
 
+  std::deque<waiting_operation> waiting_;
   std::deque<outgoing_step> to_post_;
   std::deque<pinned_pool::buffer> in_flight_;  // posted payloads, until sent() (posting order)
   std::unordered_map<void*, pinned_pool::buffer> landings_;

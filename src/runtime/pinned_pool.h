@@ -1,18 +1,21 @@
-// Page-locked host buffers for the network path: the proxy stages payloads there on their way
-// out of and into the GPU. Buffers are reused (cudaHostAlloc is slow, and cudaFreeHost
-// synchronises the device, which must not happen while a persistent kernel runs): the pool
-// grows on demand and frees everything when it is destroyed, after the kernel.
+// Page-locked host memory for the network path: the proxy stages payloads there on their way
+// out of and into the GPU. The whole arena is allocated before the kernel starts and carved up
+// while it runs: cudaHostAlloc blocks while a persistent kernel fills the GPU (measured on an
+// H200 with 132 ranks of 1024 threads: the proxy never returned from it), and cudaFreeHost
+// synchronises the device. Buffers come in power-of-two sizes and are reused; when the arena is
+// used up, take() says so and the caller waits for buffers to come back.
 #pragma once
 
 #include <cstddef>
-#include <map>
-#include <memory>
+#include <optional>
 #include <vector>
 
 namespace dcuda::runtime {
 
 class pinned_pool {
  public:
+  static constexpr std::size_t smallest = 256;
+
   class buffer {
    public:
     buffer() = default;
@@ -26,26 +29,35 @@ class pinned_pool {
 
    private:
     friend class pinned_pool;
-    buffer(pinned_pool* pool, char* data, std::size_t capacity)
-        : pool_(pool), data_(data), capacity_(capacity) {}
+    buffer(pinned_pool* pool, char* data, int size_class)
+        : pool_(pool), data_(data), size_class_(size_class) {}
     pinned_pool* pool_ = nullptr;
     char* data_ = nullptr;
-    std::size_t capacity_ = 0;
+    int size_class_ = 0;
   };
 
-  pinned_pool() = default;
+  explicit pinned_pool(std::size_t arena_bytes);
   pinned_pool(const pinned_pool&) = delete;
   pinned_pool& operator=(const pinned_pool&) = delete;
   ~pinned_pool();
 
-  // A buffer of at least `bytes` (sizes are rounded up to a power of two, at least 4 KiB).
-  buffer take(std::size_t bytes);
+  // Whether take(bytes) would succeed now.
+  bool can_take(std::size_t bytes) const;
+  // A buffer of at least `bytes`, or nullopt while the arena is used up. Bytes beyond the arena
+  // itself throw.
+  std::optional<buffer> take(std::size_t bytes);
 
  private:
-  void give_back(char* data, std::size_t capacity);
+  static int size_class_of(std::size_t bytes);
+  static std::size_t class_bytes(int size_class) { return smallest << size_class; }
+  void give_back(char* data, int size_class);
 
-  std::map<std::size_t, std::vector<char*>> free_;  // by capacity
-  std::vector<char*> allocations_;
+  char* arena_ = nullptr;
+  std::size_t arena_bytes_ = 0;
+  std::size_t carved_ = 0;       // arena bytes handed out at least once
+  std::size_t outstanding_ = 0;  // buffers not given back; at 0 the arena is carved afresh, so
+                                 // that small buffers of the past never starve a large one
+  std::vector<std::vector<char*>> free_;    // by size class
 };
 
 }  // namespace dcuda::runtime
