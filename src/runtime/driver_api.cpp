@@ -47,4 +47,17 @@ allocation_range allocation_containing(const void* pointer) {
   return {reinterpret_cast<void*>(base), size};
 }
 
+void copy_beside_kernels(void* destination, const void* source, std::size_t bytes,
+                         cudaStream_t stream) {
+  cudaMemcpyAttributes attributes{};
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attributes.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+  std::size_t attributes_index = 0;
+  void* destinations[] = {destination};
+  const void* sources[] = {source};
+  std::size_t sizes[] = {bytes};
+  DCUDA_CUDA_CHECK(cudaMemcpyBatchAsync(destinations, sources, sizes, 1, &attributes,
+                                        &attributes_index, 1, stream));
+}
+
 }  // namespace dcuda::runtime

@@ -1,5 +1,6 @@
-// The two CUDA driver calls the runtime needs and the runtime API lacks, found through
-// cudaGetDriverEntryPointByVersion so that libdcuda links only the CUDA runtime.
+// CUDA calls the host proxy makes while a persistent kernel fills the GPU: two driver calls the
+// runtime API lacks (found through cudaGetDriverEntryPointByVersion, so that libdcuda links only
+// the CUDA runtime), and a copy that must not wait for free multiprocessors.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,5 +20,11 @@ struct allocation_range {
   std::size_t size = 0;
 };
 allocation_range allocation_containing(const void* pointer);
+
+// cudaMemcpyAsync of `bytes` on `stream`, asking for the copy engines: a plain small copy may be
+// run by a kernel, which never starts while dcuda's ranks occupy every multiprocessor (measured
+// on an H200 with 132 ranks of 1024 threads: the proxy's host-to-device copies stalled).
+void copy_beside_kernels(void* destination, const void* source, std::size_t bytes,
+                         cudaStream_t stream);
 
 }  // namespace dcuda::runtime

@@ -141,9 +141,8 @@ bool network_proxy::admit_waiting() {
         if (!last) piece.kind = static_cast<std::int32_t>(protocol::operation_kind::put);
         piece.offset = op.offset + static_cast<std::int64_t>(at);
         piece.size = static_cast<std::int64_t>(bytes);
-        DCUDA_CUDA_CHECK(cudaMemcpyAsync(payload->data(),
-                                         reinterpret_cast<const char*>(waiting.source) + at, bytes,
-                                         cudaMemcpyDeviceToHost, copy_out_.get()));
+        copy_beside_kernels(payload->data(), reinterpret_cast<const char*>(waiting.source) + at,
+                            bytes, copy_out_.get());
         to_post_.push_back(outgoing_step{piece, std::move(*payload),
                                          record_event(copy_out_.get()), device_rank,
                                          last ? op.operation_id : 0u, true});
@@ -230,8 +229,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   if (protocol::carries_payload(op)) {
     const protocol::window_entry& window = own_window(op.window, device_rank);
     auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
-    DCUDA_CUDA_CHECK(cudaMemcpyAsync(destination, landing, static_cast<std::size_t>(op.size),
-                                     cudaMemcpyHostToDevice, copy_in_.get()));
+    copy_beside_kernels(destination, landing, static_cast<std::size_t>(op.size), copy_in_.get());
     const auto found = landings_.find(landing);
     delivering_.push_back(delivery_step{record_event(copy_in_.get()), std::move(found->second)});
     landings_.erase(found);
