@@ -16,10 +16,10 @@
 namespace dcuda::device {
 
 struct put_route {
-  void* destination;         // meaningless on the network path
-  std::uint32_t* counters;   // the target's notification counters (null on the network path)
-  int target;                // world rank
-  int slot;                  // window slot
+  void* destination;        // meaningless on the network path
+  std::uint32_t* counters;  // the target's notification counters (null on the network path)
+  int target;               // world rank
+  int slot;                 // window slot
   protocol::route path;
   bool cache_miss;  // thread 0 stores the entries in gst after the copy
   protocol::window_entry own, remote;
@@ -32,8 +32,8 @@ struct target_route {
 };
 __device__ inline target_route route_to(const dcuda_state& gst, int world_rank) {
   if (on_this_device(gst, world_rank)) {
-    return {gst.notifications + protocol::counter_index(
-                                    static_cast<std::uint32_t>(world_rank - gst.rank_start), 0),
+    return {gst.notifications +
+                protocol::counter_index(static_cast<std::uint32_t>(world_rank - gst.rank_start), 0),
             protocol::route::local};
   }
   const protocol::rank_route r = gst.rank_routes[world_rank];
@@ -145,10 +145,9 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
                                  const put_route& route, int offset, int size, void* buffer,
                                  bool notify, int tag) {
   if (route.path == protocol::route::network) {
-    send_remote_operation(gst, call,
-                          notify ? protocol::operation_kind::put_notify
-                                 : protocol::operation_kind::put,
-                          route.target, route.slot, offset, size, buffer, tag);
+    send_remote_operation(
+        gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
+        route.target, route.slot, offset, size, buffer, tag);
   } else {
     block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
     __syncthreads();  // complete on return: the caller may reuse its buffer at once

@@ -97,14 +97,14 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
     send_message(gst, gst.ctx->commands, protocol::message_type::world_collective,
                  static_cast<std::int32_t>(sequence), &request, sizeof request, call);
     std::uint32_t& completed = gst.ctx->collective_result->completed;
-    spin_until(gst,
-               wait_description{call, protocol::wait_kind::world_collective,
-                                static_cast<std::int32_t>(sequence), sequence},
-               [&](std::uint32_t& done) {
-                 done = protocol::system_atomic<std::uint32_t>(completed).load(
-                     cuda::memory_order_relaxed);
-                 return protocol::reached(done, sequence);
-               });
+    spin_until(
+        gst,
+        wait_description{call, protocol::wait_kind::world_collective,
+                         static_cast<std::int32_t>(sequence), sequence},
+        [&](std::uint32_t& done) {
+          done = protocol::system_atomic<std::uint32_t>(completed).load(cuda::memory_order_relaxed);
+          return protocol::reached(done, sequence);
+        });
     // Acquire: what the proxy wrote before it (window entries, results) is visible, and through
     // the barrier below to every rank.
     protocol::system_atomic<std::uint32_t>(completed).load(cuda::memory_order_acquire);

@@ -30,7 +30,8 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
     const std::uint32_t total = payload_entries * entry_payload_bytes;
     for (std::uint32_t at = threadIdx.x; at < total; at += blockDim.x) {
       volatile channel_entry& entry = entry_at(channel, first + 1 + at / entry_payload_bytes);
-      entry.payload[at % entry_payload_bytes] = at < static_cast<std::uint32_t>(size) ? from[at] : 0;
+      entry.payload[at % entry_payload_bytes] =
+          at < static_cast<std::uint32_t>(size) ? from[at] : 0;
     }
   }
   __syncthreads();  // the payload is written before thread 0 publishes it
@@ -42,9 +43,16 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
     }
     write_entry_headers(gst, channel, first, n, message_type::remote_operation,
                         static_cast<std::int32_t>(acknowledgement));
-    const remote_operation op{static_cast<std::int32_t>(kind), gst.world_rank, target, slot,
-                              offset, size, tag, acknowledgement};
-    volatile auto* words = reinterpret_cast<volatile std::uint32_t*>(entry_at(channel, first).payload);
+    const remote_operation op{static_cast<std::int32_t>(kind),
+                              gst.world_rank,
+                              target,
+                              slot,
+                              offset,
+                              size,
+                              tag,
+                              acknowledgement};
+    volatile auto* words =
+        reinterpret_cast<volatile std::uint32_t*>(entry_at(channel, first).payload);
     const auto* op_words = reinterpret_cast<const std::uint32_t*>(&op);
     for (unsigned i = 0; i < sizeof op / 4; ++i) words[i] = op_words[i];
     const auto source = reinterpret_cast<std::uint64_t>(buffer);

@@ -13,21 +13,21 @@ struct dcuda_state {
   // here at dcuda_gpu_init (each hop through the context in global memory would be a dependent
   // L2 round trip, since every acquire load invalidates L1).
   const dcuda_context* ctx;
-  std::uint32_t* notifications;            // ctx->device_notifications
-  dcuda::protocol::window_entry* windows;  // ctx->windows
+  std::uint32_t* notifications;              // ctx->device_notifications
+  dcuda::protocol::window_entry* windows;    // ctx->windows
   dcuda::protocol::rank_route* rank_routes;  // ctx->rank_routes
   std::uint32_t* network_notifications;      // ctx->network_notifications
-  std::int32_t device_rank;                // blockIdx.x
-  std::int32_t world_rank;                 // rank_start + blockIdx.x
-  std::int32_t rank_start;                 // ctx->rank_start
-  std::int32_t world_size;                 // ctx->world_size
-  std::int32_t device_ranks;               // ctx->device_ranks
-  std::int32_t process_count;              // ctx->process_count
-  std::uint32_t uses_network;              // ctx->uses_network
-  std::uint32_t windows_in_use;            // bit per window slot
-  std::uint32_t world_windows;             // bit per slot whose window is on DCUDA_COMM_WORLD
-  std::int32_t broadcast;                  // result thread 0 hands to the block
-  std::uint32_t broadcast_generation;      // second result (dcuda_win_create across processes)
+  std::int32_t device_rank;                  // blockIdx.x
+  std::int32_t world_rank;                   // rank_start + blockIdx.x
+  std::int32_t rank_start;                   // ctx->rank_start
+  std::int32_t world_size;                   // ctx->world_size
+  std::int32_t device_ranks;                 // ctx->device_ranks
+  std::int32_t process_count;                // ctx->process_count
+  std::uint32_t uses_network;                // ctx->uses_network
+  std::uint32_t windows_in_use;              // bit per window slot
+  std::uint32_t world_windows;               // bit per slot whose window is on DCUDA_COMM_WORLD
+  std::int32_t broadcast;                    // result thread 0 hands to the block
+  std::uint32_t broadcast_generation;        // second result (dcuda_win_create across processes)
   std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
 
   // The window entries and route of the last put (target's and own), for the handle and target
@@ -35,9 +35,9 @@ struct dcuda_state {
   // Entries change only through dcuda_win_create/free, which every rank calls together and which
   // give the window a new handle, so a hit needs no global load. Written by thread 0 between the
   // barriers of a put; read by all threads after the entry barrier of the next one.
-  std::int32_t cached_window;  // handle, DCUDA_WIN_NONE when empty
-  std::int32_t cached_target;  // world rank
-  std::uint32_t cached_path;   // protocol::route to the target
+  std::int32_t cached_window;      // handle, DCUDA_WIN_NONE when empty
+  std::int32_t cached_target;      // world rank
+  std::uint32_t cached_path;       // protocol::route to the target
   std::uint32_t* cached_counters;  // the target's notification counters
   std::uint64_t cached_target_base;
   std::uint64_t cached_target_size;
@@ -47,10 +47,10 @@ struct dcuda_state {
   // Read and written by thread 0 only. Kept apart from the fields above so that the compiler's
   // merged 64-bit loads of neighbouring fields never mix the two groups (racecheck would flag
   // thread 0's stores against the other threads' loads).
-  std::uint32_t barrier_episode;  // DCUDA_COMM_DEVICE barriers this rank has entered
-  std::uint32_t acks_requested;   // host round trips this rank has started
-  std::uint32_t waits_published;  // waits this rank has reported as long
-  std::uint32_t record_writes;    // stores of its wait_record (its version field)
+  std::uint32_t barrier_episode;    // DCUDA_COMM_DEVICE barriers this rank has entered
+  std::uint32_t acks_requested;     // host round trips this rank has started
+  std::uint32_t waits_published;    // waits this rank has reported as long
+  std::uint32_t record_writes;      // stores of its wait_record (its version field)
   std::uint32_t world_collectives;  // collectives over DCUDA_COMM_WORLD handed to the proxy
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag

@@ -22,7 +22,7 @@ enum class message_type : std::uint16_t {
   log_line,     // aux = thread (or -1 for the rank's own stream); payload: text
   timer_start,  // host takes the time on receipt
   timer_stop,
-  ping,  // host answers by acknowledging `aux` (dcuda_ping_host)
+  ping,              // host answers by acknowledging `aux` (dcuda_ping_host)
   remote_operation,  // aux: acknowledgement the rank waits for in flush (0: none); payload: a
                      // protocol::remote_operation and the source address (8 bytes), then the
                      // data itself in the following entries when it travels inline

@@ -23,10 +23,10 @@ struct dcuda_context {
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 
   // Device memory, written by device atomics.
-  std::uint32_t* device_notifications;     // [device_ranks][256]
-  std::uint32_t* barrier_arrivals;         // DCUDA_COMM_DEVICE barrier counter
-  std::uint32_t* first_error;              // 0 until one thread claims the right to report
-  dcuda::protocol::window_entry* windows;  // [max_windows][world_size], by world rank
+  std::uint32_t* device_notifications;       // [device_ranks][256]
+  std::uint32_t* barrier_arrivals;           // DCUDA_COMM_DEVICE barrier counter
+  std::uint32_t* first_error;                // 0 until one thread claims the right to report
+  dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
   dcuda::protocol::rank_route* rank_routes;  // [world_size], written once at dcuda_host_init
   // [device_ranks][256]: notifications that came through the network, written (absolute counts)
   // by the host proxy's stream after the data they announce.

@@ -8,12 +8,12 @@
 namespace dcuda::protocol {
 
 enum class wait_kind : std::uint32_t {
-  none,           // not waiting (or waiting too briefly to say)
-  notifications,  // detail: tag; needed / available notifications
-  barrier,        // detail: episode; needed = participants, available = arrived
-  channel_room,   // detail: channel; waiting for the host to drain the device->host channel
-  host_ack,       // detail: operation; waiting for the host proxy to answer
-  finished,       // the rank returned from dcuda_gpu_finish
+  none,              // not waiting (or waiting too briefly to say)
+  notifications,     // detail: tag; needed / available notifications
+  barrier,           // detail: episode; needed = participants, available = arrived
+  channel_room,      // detail: channel; waiting for the host to drain the device->host channel
+  host_ack,          // detail: operation; waiting for the host proxy to answer
+  finished,          // the rank returned from dcuda_gpu_finish
   world_collective,  // detail: sequence; rank 0 waits for the other processes (via its proxy)
 };
 

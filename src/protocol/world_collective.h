@@ -14,11 +14,11 @@ namespace dcuda::protocol {
 
 // Payload of a world_collective message (device rank 0 -> its proxy); aux is the sequence.
 struct world_collective_request {
-  std::uint32_t call;                        // protocol::call (the proxies check they agree)
-  std::uint32_t windows_in_use;              // win_create: slots the GPU's ranks use
-  std::int32_t slot;                         // win_free: the slot
+  std::uint32_t call;            // protocol::call (the proxies check they agree)
+  std::uint32_t windows_in_use;  // win_create: slots the GPU's ranks use
+  std::int32_t slot;             // win_free: the slot
   std::uint32_t pad;
-  std::uint32_t generation[max_windows];     // win_create: current generation of every slot
+  std::uint32_t generation[max_windows];  // win_create: current generation of every slot
 };
 
 // Written by the proxy into mapped host memory; `completed` last, with release.

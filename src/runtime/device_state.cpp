@@ -64,7 +64,7 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
 void device_state::set_rank_routes(const std::vector<protocol::rank_route>& routes) {
   if (routes.size() != rank_routes_.size()) {
     throw dcuda::runtime::error("device_state: " + std::to_string(routes.size()) + " routes for " +
-                std::to_string(rank_routes_.size()) + " world ranks");
+                                std::to_string(rank_routes_.size()) + " world ranks");
   }
   context_.uses_network = 0;
   for (const auto& r : routes) {

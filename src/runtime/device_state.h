@@ -45,9 +45,7 @@ class device_state {
   std::uint32_t* device_notifications() const { return device_notifications_.get(); }
   std::uint32_t* network_notifications() const { return network_notifications_.get(); }
   protocol::window_entry* windows() const { return windows_.get(); }
-  protocol::world_collective_result* collective_result() const {
-    return collective_result_.host();
-  }
+  protocol::world_collective_result* collective_result() const { return collective_result_.host(); }
   const protocol::window_offer* window_offers() const { return window_offers_.host(); }
 
   // Channel views as the host sees them (host pointers for what lives in host memory).

@@ -42,8 +42,7 @@ allocation_range allocation_containing(const void* pointer) {
   static const auto range = driver_function<address_range>("cuMemGetAddressRange");
   CUdeviceptr base = 0;
   std::size_t size = 0;
-  check_driver(range(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)),
-               "cuMemGetAddressRange");
+  check_driver(range(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)), "cuMemGetAddressRange");
   return {reinterpret_cast<void*>(base), size};
 }
 

@@ -30,9 +30,8 @@ int select_device(const std::optional<int>& chosen, const process_group* group) 
                   " GPU(s) found");
     }
     throw error("dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
-                std::to_string(group->layout().local_count) +
-                " on its node, which takes GPU " + std::to_string(device) + ", but the node has " +
-                std::to_string(count) +
+                std::to_string(group->layout().local_count) + " on its node, which takes GPU " +
+                std::to_string(device) + ", but the node has " + std::to_string(count) +
                 " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
   }
   DCUDA_CUDA_CHECK(cudaSetDevice(device));
@@ -170,7 +169,8 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   if (group_) {
     group_->connect(device_, state_.device_notifications(), settings.force_network);
     state_.set_rank_routes(group_->rank_routes());
-    if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
+    if (shape.process_count >
+        1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
       outgoing_staging_.emplace(staging_bytes);
       incoming_staging_.emplace(staging_bytes);
     }

@@ -28,7 +28,7 @@ struct window_header {
   std::uint32_t generation[protocol::max_windows];
 };
 struct window_card {
-  std::uint64_t base;    // as the owner sees it
+  std::uint64_t base;  // as the owner sees it
   std::uint64_t size;
   std::uint64_t offset;  // of base in the exported allocation
   std::int32_t exported;
@@ -42,8 +42,8 @@ std::string describe_call(std::int32_t call) {
 
 }  // namespace
 
-network_proxy::network_proxy(const process_group& group, device_state& state,
-                             pinned_pool& outgoing, pinned_pool& incoming)
+network_proxy::network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
+                             pinned_pool& incoming)
     : group_(group),
       state_(state),
       shape_(state.shape()),
@@ -143,9 +143,8 @@ bool network_proxy::admit_waiting() {
         piece.size = static_cast<std::int64_t>(bytes);
         copy_beside_kernels(payload->data(), reinterpret_cast<const char*>(waiting.source) + at,
                             bytes, copy_out_.get());
-        to_post_.push_back(outgoing_step{piece, std::move(*payload),
-                                         record_event(copy_out_.get()), device_rank,
-                                         last ? op.operation_id : 0u, true});
+        to_post_.push_back(outgoing_step{piece, std::move(*payload), record_event(copy_out_.get()),
+                                         device_rank, last ? op.operation_id : 0u, true});
         waiting.next += bytes;
         any = true;
       }
@@ -260,8 +259,7 @@ bool network_proxy::finish_deliveries() {
 void network_proxy::take_collective(const channel_message& message) {
   if (collective_) {
     throw error("host proxy: collective " + std::to_string(message.aux) +
-                " started before collective " + std::to_string(collective_->sequence) +
-                " ended");
+                " started before collective " + std::to_string(collective_->sequence) + " ended");
   }
   collective& next = collective_.emplace();
   next.sequence = static_cast<std::uint32_t>(message.aux);
@@ -346,8 +344,9 @@ void network_proxy::complete_window_creation(
       }
     }
   }
-  protocol::window_entry* device_row = state_.windows() + static_cast<std::size_t>(slot) *
-                                                              static_cast<std::size_t>(shape_.world_size);
+  protocol::window_entry* device_row =
+      state_.windows() +
+      static_cast<std::size_t>(slot) * static_cast<std::size_t>(shape_.world_size);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(device_row, row.data(), row.size() * sizeof(row[0]),
                                    cudaMemcpyHostToDevice, copy_out_.get()));
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(copy_out_.get()));
@@ -370,9 +369,9 @@ bool network_proxy::advance_collective() {
   if (!current.begun) {
     // Everything the ranks issued before the collective goes out first: the others count it.
     if (!waiting_.empty() || !to_post_.empty()) return false;
-    engine_.begin_collective(static_cast<std::int32_t>(current.request.call),
-                             call == protocol::call::win_create ? window_contribution()
-                                                                : std::vector<char>{});
+    engine_.begin_collective(
+        static_cast<std::int32_t>(current.request.call),
+        call == protocol::call::win_create ? window_contribution() : std::vector<char>{});
     current.begun = true;
   }
   if (!current.contributions) {
@@ -402,8 +401,9 @@ bool network_proxy::advance_collective() {
   for (std::size_t p = 0; p < all.size(); ++p) {
     if (all[p].call != static_cast<std::int32_t>(current.request.call)) {
       throw error("collective calls of DCUDA_COMM_WORLD differ: process " +
-                  std::to_string(shape_.process_index) + " called " + describe_call(all[shape_.process_index].call) +
-                  " while process " + std::to_string(p) + " called " + describe_call(all[p].call) +
+                  std::to_string(shape_.process_index) + " called " +
+                  describe_call(all[shape_.process_index].call) + " while process " +
+                  std::to_string(p) + " called " + describe_call(all[p].call) +
                   " (every rank must make the same collective calls in the same order)");
     }
   }

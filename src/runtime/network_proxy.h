@@ -67,7 +67,7 @@ class network_proxy final : public transport::delivery {
   struct outgoing_step {
     protocol::remote_operation op{};
     pinned_pool::buffer payload;
-    cudaEvent_t copied = nullptr;       // staged: the copy out of the device has finished
+    cudaEvent_t copied = nullptr;  // staged: the copy out of the device has finished
     int device_rank = 0;
     std::uint32_t acknowledgement = 0;  // stored into host_acks once posted (0: none)
     bool post = true;                   // false: a ping, only acknowledged
@@ -107,8 +107,8 @@ class network_proxy final : public transport::delivery {
   bool any_peer_ = false;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
-  cuda_stream copy_out_;  // device -> pinned staging
-  cuda_stream copy_in_;   // pinned landing -> windows, then notification counts
+  cuda_stream copy_out_;                  // device -> pinned staging
+  cuda_stream copy_in_;                   // pinned landing -> windows, then notification counts
   std::vector<cudaEvent_t> events_;       // every event created (destroyed at the end)
   std::vector<cudaEvent_t> free_events_;  // ready for reuse
 

@@ -11,9 +11,8 @@ exported_memory export_memory(const void* pointer) {
   const allocation_range allocation = allocation_containing(pointer);
   exported_memory exported;
   DCUDA_CUDA_CHECK(cudaIpcGetMemHandle(&exported.handle, allocation.base));
-  exported.offset =
-      static_cast<std::size_t>(static_cast<const char*>(pointer) -
-                               static_cast<const char*>(allocation.base));
+  exported.offset = static_cast<std::size_t>(static_cast<const char*>(pointer) -
+                                             static_cast<const char*>(allocation.base));
   return exported;
 }
 

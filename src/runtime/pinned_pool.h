@@ -57,7 +57,7 @@ class pinned_pool {
   std::size_t carved_ = 0;       // arena bytes handed out at least once
   std::size_t outstanding_ = 0;  // buffers not given back; at 0 the arena is carved afresh, so
                                  // that small buffers of the past never starve a large one
-  std::vector<std::vector<char*>> free_;    // by size class
+  std::vector<std::vector<char*>> free_;  // by size class
 };
 
 }  // namespace dcuda::runtime

@@ -15,19 +15,20 @@ class polling_thread {
   // which is per thread).
   polling_thread(std::function<bool()> poll, std::chrono::microseconds idle_pause,
                  std::function<void()> start = {})
-      : thread_([poll = std::move(poll), idle_pause, start = std::move(start)](std::stop_token stop) {
-          if (start) start();
-          while (!stop.stop_requested()) {
-            if (poll()) continue;
-            if (idle_pause.count() > 0) {
-              std::this_thread::sleep_for(idle_pause);
-            } else {
-              std::this_thread::yield();
-            }
-          }
-          while (poll()) {
-          }
-        }) {}
+      : thread_(
+            [poll = std::move(poll), idle_pause, start = std::move(start)](std::stop_token stop) {
+              if (start) start();
+              while (!stop.stop_requested()) {
+                if (poll()) continue;
+                if (idle_pause.count() > 0) {
+                  std::this_thread::sleep_for(idle_pause);
+                } else {
+                  std::this_thread::yield();
+                }
+              }
+              while (poll()) {
+              }
+            }) {}
 
   // Stops and joins (std::jthread does both on destruction).
   ~polling_thread() = default;

@@ -64,8 +64,7 @@ void process_group::share_rank_counts(int device_ranks) {
   ranks_ = bootstrap::exchange_rank_counts(MPI_COMM_WORLD, device_ranks);
 }
 
-void process_group::connect(int device, std::uint32_t* notification_counters,
-                            bool force_network) {
+void process_group::connect(int device, std::uint32_t* notification_counters, bool force_network) {
   process_card mine{};
   mine.node = layout_.node_index;
   mine.ranks = ranks_.ranks_of(layout_.process_index);
@@ -120,7 +119,8 @@ std::string process_group::describe_paths() const {
     std::ostringstream out;
     const int count = ranks_.ranks_of(p);
     out << count << (count == 1 ? " rank" : " ranks");
-    if (count > 0) out << " (" << ranks_.rank_start(p) << "-" << ranks_.rank_start(p) + count - 1 << ")";
+    if (count > 0)
+      out << " (" << ranks_.rank_start(p) << "-" << ranks_.rank_start(p) + count - 1 << ")";
     return out.str();
   };
   const int me = layout_.process_index;
@@ -131,8 +131,8 @@ std::string process_group::describe_paths() const {
     if (p == me) continue;
     text << "dcuda: process " << me << " -> process " << p << " (node "
          << nodes_[static_cast<std::size_t>(p)] << ", " << gpu_names_[static_cast<std::size_t>(p)]
-         << ", " << ranks_text(p) << "): "
-         << protocol::route_name(routes_[static_cast<std::size_t>(p)]) << "\n";
+         << ", " << ranks_text(p)
+         << "): " << protocol::route_name(routes_[static_cast<std::size_t>(p)]) << "\n";
   }
   return text.str();
 }

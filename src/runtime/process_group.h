@@ -48,10 +48,10 @@ class process_group {
  private:
   bootstrap::process_layout layout_;
   bootstrap::rank_layout ranks_;
-  std::vector<protocol::route> routes_;      // per process
-  std::vector<std::uint32_t*> counters_;     // per process, in this GPU's address space (or null)
-  std::vector<std::string> gpu_names_;       // per process: "GPU <bus id>"
-  std::vector<int> nodes_;                   // per process
+  std::vector<protocol::route> routes_;   // per process
+  std::vector<std::uint32_t*> counters_;  // per process, in this GPU's address space (or null)
+  std::vector<std::string> gpu_names_;    // per process: "GPU <bus id>"
+  std::vector<int> nodes_;                // per process
   peer_mappings mapped_counters_;
 };
 

@@ -25,8 +25,8 @@ class watchdog {
   // records: [device_ranks] in host memory; timeout_s 0 turns the watchdog off.
   // `other_processes`, when given, says what this process waits for from the others (the host
   // proxy's view of the current world collective); it is added to every report.
-  watchdog(const protocol::wait_record* records, int device_ranks, int rank_start,
-           double timeout_s, std::function<std::string()> other_processes = {});
+  watchdog(const protocol::wait_record* records, int device_ranks, int rank_start, double timeout_s,
+           std::function<std::string()> other_processes = {});
 
   struct verdict {
     enum kind { fine, warning, standstill } what = fine;

@@ -239,7 +239,7 @@ std::optional<std::vector<mpi_engine::contribution>> mpi_engine::finish_collecti
   std::vector<contribution> all(arrived.size());
   for (std::size_t p = 0; p < arrived.size(); ++p) {
     all[p] = static_cast<int>(p) == process_index_ ? std::move(own_contribution_)
-                                                    : std::move(current->second[p]->data);
+                                                   : std::move(current->second[p]->data);
   }
   announcements_.erase(current);
   return all;

@@ -123,7 +123,7 @@ class mpi_engine {
   std::size_t chunk_bytes_;
 
   std::deque<outgoing> outgoing_;
-  std::vector<std::deque<incoming>> incoming_;  // per source process, in issue order
+  std::vector<std::deque<incoming>> incoming_;      // per source process, in issue order
   std::vector<std::deque<remote_operation>> held_;  // per source: headers not yet accepted
   remote_operation header_buffer_{};
   MPI_Request header_request_ = MPI_REQUEST_NULL;

@@ -21,13 +21,12 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
-  const auto s = runtime::read_settings(
-      {"--dcuda-ranks-per-device=12", "other"},
-      {{"DCUDA_RANKS_PER_DEVICE", "40"},
-       {"DCUDA_WAIT_TIMEOUT", "2.5"},
-       {"DCUDA_DEVICE", "1"},
-       {"DCUDA_FORCE_NETWORK", "1"},
-       {"DCUDA_VERBOSE", "on"}});
+  const auto s = runtime::read_settings({"--dcuda-ranks-per-device=12", "other"},
+                                        {{"DCUDA_RANKS_PER_DEVICE", "40"},
+                                         {"DCUDA_WAIT_TIMEOUT", "2.5"},
+                                         {"DCUDA_DEVICE", "1"},
+                                         {"DCUDA_FORCE_NETWORK", "1"},
+                                         {"DCUDA_VERBOSE", "on"}});
   DCUDA_CHECK(s.max_ranks_per_device.has_value());
   DCUDA_CHECK_EQ(*s.max_ranks_per_device, 12);
   DCUDA_CHECK_EQ(s.wait_timeout_s, 2.5);

@@ -314,13 +314,14 @@ DCUDA_TEST(a_collective_completes_after_what_was_sent_before_it_and_names_who_is
 
   // Complete here means: the previous process's put, sent before it joined, has landed.
   DCUDA_CHECK_EQ(ranks.notifications(0, 4), 1u);
-  DCUDA_CHECK(holds_pattern(ranks.window(0, 0).data(), layout.rank_start(previous), 1, 3u << 20,
-                            4093));
+  DCUDA_CHECK(
+      holds_pattern(ranks.window(0, 0).data(), layout.rank_start(previous), 1, 3u << 20, 4093));
   DCUDA_CHECK_EQ(static_cast<int>(all->size()), mpi_test::process_count());
   for (int p = 0; p < mpi_test::process_count(); ++p) {
     const auto& theirs = (*all)[static_cast<std::size_t>(p)];
     DCUDA_CHECK_EQ(theirs.call, call);
-    DCUDA_CHECK(theirs.bytes == (std::vector<char>{static_cast<char>('a' + p), static_cast<char>(p)}));
+    DCUDA_CHECK(theirs.bytes ==
+                (std::vector<char>{static_cast<char>('a' + p), static_cast<char>(p)}));
   }
   engine.quiesce();
 }

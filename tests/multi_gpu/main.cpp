@@ -21,10 +21,11 @@ int main(int argc, char** argv) {
   MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (enough == 0) {
     if (mpi_test::process_index() == 0) {
-      std::printf("SKIP: multi_gpu_tests: needs one GPU per process: %d processes on this node, "
-                  "%d GPU(s) (%s)\n",
-                  processes_here, status == cudaSuccess ? gpus : 0,
-                  status == cudaSuccess ? "cudaGetDeviceCount" : cudaGetErrorString(status));
+      std::printf(
+          "SKIP: multi_gpu_tests: needs one GPU per process: %d processes on this node, "
+          "%d GPU(s) (%s)\n",
+          processes_here, status == cudaSuccess ? gpus : 0,
+          status == cudaSuccess ? "cudaGetDeviceCount" : cudaGetErrorString(status));
     }
     MPI_Finalize();
     return 0;

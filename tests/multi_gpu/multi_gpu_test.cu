@@ -54,7 +54,9 @@ struct process_memory {
 };
 
 // The skip of the whole suite is decided in main; a case needs no check of its own.
-int process_index() { return mpi_test::process_index(); }
+int process_index() {
+  return mpi_test::process_index();
+}
 
 struct run_data {
   unsigned char* memory;  // this process's device memory: [ranks_per_device][per_rank]
@@ -121,8 +123,8 @@ DCUDA_TEST(rank_info_and_communicators_span_every_process) {
 
 // ---- ring: every size, to the same rank of the next process ----
 
-__device__ constexpr std::uint64_t ring_sizes[] = {
-    1, 3, 48, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
+__device__ constexpr std::uint64_t ring_sizes[] = {1,    3,    48,    1000,     1024,
+                                                   1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
 constexpr std::uint64_t ring_largest = (3u << 20) + 5;
 
 __global__ void ring_kernel(dcuda_context_handle dcuda) {
@@ -285,7 +287,9 @@ DCUDA_TEST(notifications_follow_their_data_and_flush_frees_the_source) {
 // ---- mixed sizes and tags, and window slots that differ between GPUs ----
 
 constexpr int mixed_messages = 24;
-__host__ __device__ int mixed_size(int i) { return (i * 7919) % 3000 + (i % 5 == 0 ? 200000 : 0); }
+__host__ __device__ int mixed_size(int i) {
+  return (i * 7919) % 3000 + (i % 5 == 0 ? 200000 : 0);
+}
 __host__ __device__ std::uint64_t mixed_offset(int i) {
   std::uint64_t at = 0;
   for (int k = 0; k < i; ++k) at += static_cast<std::uint64_t>(mixed_size(k));
