@@ -121,6 +121,20 @@ DCUDA_TEST(rank_info_and_communicators_span_every_process) {
   DCUDA_CHECK_EQ(data.count_errors, 0);
 }
 
+// Where a rank is, and its partners: the rank with the same index on the next GPU (its target)
+// and on the previous one (its source), all processes running the same rank count.
+struct place {
+  int rank, device_rank, next_gpu_peer, previous_gpu_peer;
+};
+__device__ place locate(dcuda_state& gst) {
+  int rank = 0, size = 0, device_rank = 0, device_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  return {rank, device_rank, (rank + device_size) % size, (rank - device_size + size) % size};
+}
+
 // ---- ring: every size, to the same rank of the next process ----
 
 __device__ constexpr std::uint64_t ring_sizes[] = {1,    3,    48,    1000,     1024,
@@ -132,17 +146,13 @@ __global__ void ring_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_init(dcuda, gst);
   run_data* run = nullptr;
   dcuda_get_data(gst, reinterpret_cast<void**>(&run));
-  int rank = 0, size = 0, device_rank = 0, device_size = 0;
-  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
-  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
-  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  const place here = locate(gst);
+  const int rank = here.rank, device_rank = here.device_rank;
   // Window: [send area][receive area], each ring_largest bytes.
   unsigned char* window = run->memory + device_rank * run->per_rank;
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(2 * ring_largest), &win);
-  const int target = (rank + device_size) % size;
-  const int source = (rank - device_size + size) % size;
+  const int target = here.next_gpu_peer, source = here.previous_gpu_peer;
   int round = 0;
   for (const std::uint64_t bytes : ring_sizes) {
     ++round;
@@ -222,19 +232,15 @@ __global__ void order_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_init(dcuda, gst);
   run_data* run = nullptr;
   dcuda_get_data(gst, reinterpret_cast<void**>(&run));
-  int rank = 0, size = 0, device_rank = 0, device_size = 0;
-  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
-  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
-  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  const place here = locate(gst);
+  const int rank = here.rank, device_rank = here.device_rank;
   // Window: [send: big][receive big][receive small: 16]
   unsigned char* window = run->memory + device_rank * run->per_rank;
   unsigned char* received = window + big_bytes;
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
   const bool active = device_rank == 0;
-  const int target = (rank + device_size) % size;
-  const int source = (rank - device_size + size) % size;
+  const int target = here.next_gpu_peer, source = here.previous_gpu_peer;
   int wrong = 0;
   for (int round = 1; round <= 3 && active; ++round) {
     fill(window, big_bytes, rank, round);
@@ -301,11 +307,8 @@ __global__ void mixed_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_init(dcuda, gst);
   run_data* run = nullptr;
   dcuda_get_data(gst, reinterpret_cast<void**>(&run));
-  int rank = 0, size = 0, device_rank = 0, device_size = 0;
-  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
-  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
-  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  const place here = locate(gst);
+  const int rank = here.rank, device_rank = here.device_rank;
   const std::uint64_t half = run->per_rank / 2;
   unsigned char* window = run->memory + device_rank * run->per_rank;
   // Process 0 first takes a slot for a window of its GPU alone: the world window must still
@@ -314,8 +317,7 @@ __global__ void mixed_kernel(dcuda_context_handle dcuda) {
   if (run->process == 0) dcuda_win_create(gst, DCUDA_COMM_DEVICE, window, 16, &local);
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
-  const int target = (rank + device_size) % size;
-  const int source = (rank - device_size + size) % size;
+  const int target = here.next_gpu_peer, source = here.previous_gpu_peer;
   for (int i = 0; i < mixed_messages; ++i) {
     fill(window + mixed_offset(i), static_cast<std::uint64_t>(mixed_size(i)), rank, i);
   }
