@@ -15,7 +15,7 @@ struct rank_route {
   std::uint32_t* counters;  // the rank's notification counters [tag_count], in this GPU's
                             // address space (its own memory or a peer's, mapped); null: network
   std::uint32_t path;       // route
-  std::int32_t process;     // index of the process that runs the rank
+  std::int32_t pad;
 };
 static_assert(sizeof(rank_route) == 16);
 

@@ -98,11 +98,6 @@ void device_state::request_abort() const {
       .store(1u, cuda::memory_order_release);
 }
 
-bool device_state::abort_requested() const {
-  return protocol::system_atomic<std::uint32_t>(host_words_.host()[abort_word])
-             .load(cuda::memory_order_acquire) != 0u;
-}
-
 protocol::channel_view device_state::command_channel() const {
   return {command_entries_.host(), command_capacity, nullptr, host_words_.host() + command_consumed,
           nullptr};

@@ -39,7 +39,6 @@ class device_state {
   const protocol::error_report& error() const { return *error_.host(); }
   std::uint32_t* host_acks() const { return host_acks_.host(); }
   void request_abort() const;
-  bool abort_requested() const;
 
   // For the host proxy.
   std::uint32_t* device_notifications() const { return device_notifications_.get(); }

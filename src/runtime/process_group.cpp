@@ -105,7 +105,6 @@ std::vector<protocol::rank_route> process_group::rank_routes() const {
     for (int r = 0; r < ranks_.ranks_of(p); ++r) {
       protocol::rank_route& route = routes[static_cast<std::size_t>(ranks_.rank_start(p) + r)];
       route.path = static_cast<std::uint32_t>(routes_[static_cast<std::size_t>(p)]);
-      route.process = p;
       std::uint32_t* counters = counters_[static_cast<std::size_t>(p)];
       route.counters = counters == nullptr ? nullptr : counters + r * protocol::tag_count;
     }
