@@ -15,15 +15,10 @@ namespace dcuda::device {
 __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
   const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
                                                       static_cast<std::uint32_t>(tag));
-  std::uint32_t arrived = protocol::device_atomic<std::uint32_t>(gst.notifications[index])
-                              .load(cuda::memory_order_relaxed);
-  // Counters written by the host proxy's stream are only read when some rank is reached through
-  // the network.
-  if (gst.uses_network) {
-    arrived += protocol::system_atomic<std::uint32_t>(gst.network_notifications[index])
-                   .load(cuda::memory_order_relaxed);
-  }
-  return arrived;
+  // One counter for every path: ranks of this GPU, peer GPUs and the delivery agent (for the
+  // network) all add to it.
+  return protocol::device_atomic<std::uint32_t>(gst.notifications[index])
+      .load(cuda::memory_order_relaxed);
 }
 
 // Makes the data the notifying ranks published before their release visible to this thread
@@ -36,10 +31,6 @@ __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
     // Peer GPUs signal with system-scope releases; the acquire must have the same scope.
     protocol::system_atomic<std::uint32_t>(gst.notifications[index])
         .load(cuda::memory_order_acquire);
-    if (gst.uses_network) {
-      protocol::system_atomic<std::uint32_t>(gst.network_notifications[index])
-          .load(cuda::memory_order_acquire);
-    }
   } else {
     protocol::device_atomic<std::uint32_t>(gst.notifications[index])
         .load(cuda::memory_order_acquire);

@@ -4,6 +4,7 @@
 
 #include "device/channel_send.cuh"
 #include "device/collective.cuh"
+#include "device/delivery_agent.cuh"
 #include "device/spin_wait.cuh"
 #include "protocol/barrier.h"
 
@@ -125,6 +126,8 @@ __device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
 
 __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& gst) {
   using namespace dcuda;
+  // The block after the ranks, when there is one, is the delivery agent.
+  if (static_cast<int>(blockIdx.x) >= dcuda->device_ranks) device::serve_as_delivery_agent(dcuda);
   const int world_rank = dcuda->rank_start + static_cast<int>(blockIdx.x);
   if (!__isShared(&gst)) {
     device::fail(dcuda, world_rank, protocol::call::gpu_init,
@@ -137,7 +140,6 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.notifications = dcuda->device_notifications;
     gst.windows = dcuda->windows;
     gst.rank_routes = dcuda->rank_routes;
-    gst.network_notifications = dcuda->network_notifications;
     gst.uses_network = dcuda->uses_network;
     gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
     gst.world_rank = world_rank;
@@ -174,6 +176,8 @@ __device__ inline void dcuda_gpu_finish(dcuda_state& gst) {
   // Across processes: nothing is still on its way to this GPU when its kernel ends.
   device::world_barrier(gst, protocol::call::gpu_finish);
   if (threadIdx.x == 0) {
+    protocol::device_atomic<std::uint32_t>(*gst.ctx->finished_ranks)
+        .fetch_add(1u, cuda::memory_order_relaxed);
     device::write_wait_record(
         gst,
         device::wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0},

@@ -16,7 +16,6 @@ struct dcuda_state {
   std::uint32_t* notifications;              // ctx->device_notifications
   dcuda::protocol::window_entry* windows;    // ctx->windows
   dcuda::protocol::rank_route* rank_routes;  // ctx->rank_routes
-  std::uint32_t* network_notifications;      // ctx->network_notifications
   std::int32_t device_rank;                  // blockIdx.x
   std::int32_t world_rank;                   // rank_start + blockIdx.x
   std::int32_t rank_start;                   // ctx->rank_start

@@ -4,6 +4,7 @@
 // memory (mapped) for what the host proxy writes or must read while the kernel runs.
 #pragma once
 
+#include "protocol/agent_queue.h"
 #include "protocol/command_channel.h"
 #include "protocol/error_report.h"
 #include "protocol/routes.h"
@@ -18,7 +19,9 @@ struct dcuda_context {
   std::int32_t device_ranks;   // ranks (blocks) on this GPU
   std::int32_t process_count;  // dcuda processes (one per GPU)
   std::int32_t process_index;
-  std::uint32_t uses_network;  // 1 when some rank is reached through the host proxies
+  // 1 when some rank is reached through the host proxies: the kernel then has one block more,
+  // the delivery agent (device/delivery_agent.cuh).
+  std::uint32_t uses_network;
 
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 
@@ -28,9 +31,7 @@ struct dcuda_context {
   std::uint32_t* first_error;                // 0 until one thread claims the right to report
   dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
   dcuda::protocol::rank_route* rank_routes;  // [world_size], written once at dcuda_host_init
-  // [device_ranks][256]: notifications that came through the network, written (absolute counts)
-  // by the host proxy's stream after the data they announce.
-  std::uint32_t* network_notifications;
+  std::uint32_t* finished_ranks;             // ranks past dcuda_gpu_finish: the agent then ends
 
   // Host memory mapped into the device.
   std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered
@@ -41,6 +42,7 @@ struct dcuda_context {
   dcuda::protocol::channel_view logs;          // dcuda_log lines
   dcuda::protocol::world_collective_result* collective_result;  // written by the host proxy
   dcuda::protocol::window_offer* window_offers;                 // [device_ranks], read by it
+  dcuda::protocol::agent_queue* agent_queue;  // the proxy's jobs for the agent; null: no agent
 
   std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
 };

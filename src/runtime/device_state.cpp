@@ -13,6 +13,7 @@ enum device_word {
   log_ticket,
   command_seen,
   log_seen,
+  finished_word,
   device_word_count
 };
 enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
@@ -22,7 +23,6 @@ enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
 device_state::device_state(world_shape shape, double report_wait_after_s)
     : shape_(shape),
       device_notifications_(static_cast<std::size_t>(shape.device_ranks) * protocol::tag_count),
-      network_notifications_(static_cast<std::size_t>(shape.device_ranks) * protocol::tag_count),
       device_words_(device_word_count),
       windows_(static_cast<std::size_t>(shape.world_size) * protocol::max_windows),
       rank_routes_(static_cast<std::size_t>(shape.world_size)),
@@ -34,7 +34,9 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
       command_entries_(command_capacity),
       log_entries_(log_capacity),
       collective_result_(1),
-      window_offers_(static_cast<std::size_t>(shape.device_ranks)) {
+      window_offers_(static_cast<std::size_t>(shape.device_ranks)),
+      // Allocated now: cudaHostAlloc does not return while a kernel fills the GPU.
+      agent_queue_(shape.process_count > 1 ? 1 : 0) {
   context_.rank_start = shape.rank_start;
   context_.world_size = shape.world_size;
   context_.device_ranks = shape.device_ranks;
@@ -42,7 +44,8 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
   context_.process_index = shape.process_index;
   context_.uses_network = 0;
   context_.device_notifications = device_notifications_.get();
-  context_.network_notifications = network_notifications_.get();
+  context_.finished_ranks = device_words_.get() + finished_word;
+  context_.agent_queue = agent_queue_.device();
   context_.barrier_arrivals = device_words_.get() + barrier_word;
   context_.first_error = device_words_.get() + first_error_word;
   context_.windows = windows_.get();
@@ -78,7 +81,6 @@ void device_state::set_rank_routes(const std::vector<protocol::rank_route>& rout
 void device_state::prepare_run(void* user_data, cudaStream_t stream) {
   context_.user_data = user_data;
   device_notifications_.zero_async(stream);
-  network_notifications_.zero_async(stream);
   device_words_.zero_async(stream);
   windows_.zero_async(stream);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),
@@ -86,6 +88,7 @@ void device_state::prepare_run(void* user_data, cudaStream_t stream) {
   host_acks_.zero();
   collective_result_.zero();
   window_offers_.zero();
+  agent_queue_.zero();
   host_words_.zero();
   wait_records_.zero();
   error_.zero();

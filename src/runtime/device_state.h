@@ -42,7 +42,9 @@ class device_state {
 
   // For the host proxy.
   std::uint32_t* device_notifications() const { return device_notifications_.get(); }
-  std::uint32_t* network_notifications() const { return network_notifications_.get(); }
+  // The delivery agent's queue as the host sees it; null with one process (no agent).
+  protocol::agent_queue* agent_queue() const { return agent_queue_.host(); }
+  bool uses_network() const { return context_.uses_network != 0; }
   protocol::window_entry* windows() const { return windows_.get(); }
   protocol::world_collective_result* collective_result() const { return collective_result_.host(); }
   const protocol::window_offer* window_offers() const { return window_offers_.host(); }
@@ -56,8 +58,8 @@ class device_state {
   dcuda_context context_{};  // as sent to the device (device pointers)
 
   device_array<std::uint32_t> device_notifications_;
-  device_array<std::uint32_t> network_notifications_;
-  device_array<std::uint32_t> device_words_;  // barrier, first_error, 2 tickets, 2 cached positions
+  // barrier, first_error, 2 tickets, 2 cached positions, finished ranks
+  device_array<std::uint32_t> device_words_;
   device_array<protocol::window_entry> windows_;
   device_array<protocol::rank_route> rank_routes_;
   device_array<dcuda_context> context_device_;
@@ -70,6 +72,7 @@ class device_state {
   mapped_array<protocol::channel_entry> log_entries_;
   mapped_array<protocol::world_collective_result> collective_result_;
   mapped_array<protocol::window_offer> window_offers_;
+  mapped_array<protocol::agent_queue> agent_queue_;  // one, with several processes
 };
 
 }  // namespace dcuda::runtime

@@ -29,14 +29,6 @@ void check_driver(CUresult status, const char* call) {
 
 }  // namespace
 
-void stream_write_value(cudaStream_t stream, std::uint32_t* address, std::uint32_t value) {
-  using write_value = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-  static const auto write = driver_function<write_value>("cuStreamWriteValue32");
-  check_driver(write(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address),
-                     value, CU_STREAM_WRITE_VALUE_DEFAULT),
-               "cuStreamWriteValue32");
-}
-
 allocation_range allocation_containing(const void* pointer) {
   using address_range = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
   static const auto range = driver_function<address_range>("cuMemGetAddressRange");
@@ -44,19 +36,6 @@ allocation_range allocation_containing(const void* pointer) {
   std::size_t size = 0;
   check_driver(range(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)), "cuMemGetAddressRange");
   return {reinterpret_cast<void*>(base), size};
-}
-
-void copy_beside_kernels(void* destination, const void* source, std::size_t bytes,
-                         cudaStream_t stream) {
-  cudaMemcpyAttributes attributes{};
-  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-  attributes.flags = cudaMemcpyFlagPreferOverlapWithCompute;
-  std::size_t attributes_index = 0;
-  void* destinations[] = {destination};
-  const void* sources[] = {source};
-  std::size_t sizes[] = {bytes};
-  DCUDA_CUDA_CHECK(cudaMemcpyBatchAsync(destinations, sources, sizes, 1, &attributes,
-                                        &attributes_index, 1, stream));
 }
 
 }  // namespace dcuda::runtime

@@ -163,7 +163,8 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       threads_per_rank_(threads_per_rank),
       group_(process_group::join_if_launched()),
       device_(select_device(settings.device, group_.get())),
-      launch_(plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device)),
+      launch_(plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device,
+                          group_ && group_->layout().process_count > 1 ? 1 : 0)),
       state_(shape_of(group_.get(), launch_.ranks), settings.report_wait_after_s) {
   const world_shape& shape = state_.shape();
   if (group_) {
@@ -251,9 +252,11 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     dcuda_context* context = state_.device_context();
     void* arguments[] = {&context};
     DCUDA_CUDA_CHECK(cudaEventRecord(started.get(), stream_.get()));
+    // The ranks, then the delivery agent when the network path is in use.
+    const int blocks = launch_.ranks + (state_.uses_network() ? 1 : 0);
     DCUDA_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_),
-                                                 dim3(launch_.ranks), dim3(threads_per_rank_),
-                                                 arguments, 0, stream_.get()));
+                                                 dim3(blocks), dim3(threads_per_rank_), arguments,
+                                                 0, stream_.get()));
     DCUDA_CUDA_CHECK(cudaEventRecord(finished.get(), stream_.get()));
 
     outcome = watch_until_finished(finished.get(), dog, state_);

@@ -8,7 +8,7 @@
 namespace dcuda::runtime {
 
 launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_rank,
-                          std::optional<int> max_ranks) {
+                          std::optional<int> max_ranks, int reserved_blocks) {
   cudaDeviceProp properties{};
   DCUDA_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
   if (threads_per_rank < 1 || threads_per_rank > properties.maxThreadsPerBlock) {
@@ -32,8 +32,13 @@ launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_ran
                 " threads on a multiprocessor (too many registers or too much shared memory "
                 "per block); lower threads_per_rank or the kernel's resource use");
   }
-  launch_config config{per_sm * properties.multiProcessorCount, per_sm,
-                       properties.multiProcessorCount};
+  const int resident = per_sm * properties.multiProcessorCount;
+  if (resident <= reserved_blocks) {
+    throw error("dcuda_host_init: " + std::to_string(resident) +
+                " resident block(s) of the kernel leave no room for a rank beside the delivery "
+                "agent; lower threads_per_rank or the kernel's resource use");
+  }
+  launch_config config{resident - reserved_blocks, per_sm, properties.multiProcessorCount};
   if (max_ranks) config.ranks = std::min(config.ranks, *max_ranks);
   return config;
 }

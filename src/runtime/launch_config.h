@@ -1,7 +1,9 @@
 // How many ranks a GPU runs. Every rank must be resident at once (ranks wait for each other, so a
 // rank that waits for a free multiprocessor would deadlock): the count comes from the occupancy
 // of the user's kernel at the requested threads per rank, and the kernel is launched
-// cooperatively, which turns an oversized grid into an error instead of a hang.
+// cooperatively, which turns an oversized grid into an error instead of a hang. With several
+// processes one resident block is kept back for the delivery agent (device/delivery_agent.cuh),
+// which the kernel runs beside the ranks when some rank is reached through the network.
 #pragma once
 
 #include <optional>
@@ -17,6 +19,6 @@ struct launch_config {
 };
 
 launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_rank,
-                          std::optional<int> max_ranks);
+                          std::optional<int> max_ranks, int reserved_blocks);
 
 }  // namespace dcuda::runtime

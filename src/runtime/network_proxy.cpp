@@ -7,7 +7,6 @@
 #include "protocol/calls.h"
 #include "protocol/limits.h"
 #include "protocol/notification_counters.h"
-#include "runtime/driver_api.h"
 #include "runtime/error.h"
 
 namespace dcuda::runtime {
@@ -49,40 +48,18 @@ network_proxy::network_proxy(const process_group& group, device_state& state, pi
       shape_(state.shape()),
       outgoing_pool_(outgoing),
       incoming_pool_(incoming),
-      network_counts_(static_cast<std::size_t>(shape_.device_ranks) * protocol::tag_count, 0),
+      agent_(state.uses_network() ? state.agent_queue() : nullptr),
       windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
       engine_(group.world(), group.ranks(), *this) {
   for (int p = 0; p < shape_.process_count; ++p) {
     any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
   }
-  // Before the kernel starts: CUDA calls that create resources may wait for a full GPU.
-  for (int i = 0; i < 64; ++i) {
-    cudaEvent_t event = nullptr;
-    DCUDA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    events_.push_back(event);
-    free_events_.push_back(event);
-  }
 }
 
 network_proxy::~network_proxy() {
-  // The kernel has ended and every collective completed, so the streams hold nothing that
-  // still matters; wait for them before the buffers go.
-  cudaStreamSynchronize(copy_out_.get());
-  cudaStreamSynchronize(copy_in_.get());
-  for (cudaEvent_t event : events_) cudaEventDestroy(event);
-}
-
-cudaEvent_t network_proxy::record_event(cudaStream_t stream) {
-  cudaEvent_t event = nullptr;
-  if (free_events_.empty()) {
-    DCUDA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    events_.push_back(event);
-  } else {
-    event = free_events_.back();
-    free_events_.pop_back();
-  }
-  DCUDA_CUDA_CHECK(cudaEventRecord(event, stream));
-  return event;
+  // The kernel has ended (and with it the agent's copies); a window row upload may still be on
+  // its way.
+  cudaStreamSynchronize(uploads_.get());
 }
 
 const protocol::window_entry& network_proxy::own_window(int slot, int device_rank) const {
@@ -122,18 +99,20 @@ bool network_proxy::admit_waiting() {
     const int device_rank = op.source_rank - shape_.rank_start;
     const auto size = static_cast<std::size_t>(op.size);
     if (!protocol::carries_payload(op)) {
-      to_post_.push_back(outgoing_step{op, {}, nullptr, device_rank, 0, true});
+      to_post_.push_back(outgoing_step{op, {}, std::nullopt, device_rank, 0, true});
     } else if (op.size <= protocol::inline_put_limit) {
       std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(size);
       if (!payload) return any;
       std::memcpy(payload->data(), waiting.inline_payload.data(), size);
-      to_post_.push_back(outgoing_step{op, std::move(*payload), nullptr, device_rank, 0, true});
+      to_post_.push_back(
+          outgoing_step{op, std::move(*payload), std::nullopt, device_rank, 0, true});
     } else {
       // Staged in pieces; every piece but the last is a plain put, so the notification (if any)
       // comes with the last one, after all the data.
       while (waiting.next < size) {
         const std::size_t at = waiting.next;
         const std::size_t bytes = std::min(piece_bytes, size - at);
+        if (!agent_.has_room()) return any;
         std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(bytes);
         if (!payload) return any;
         const bool last = at + bytes == size;
@@ -141,10 +120,10 @@ bool network_proxy::admit_waiting() {
         if (!last) piece.kind = static_cast<std::int32_t>(protocol::operation_kind::put);
         piece.offset = op.offset + static_cast<std::int64_t>(at);
         piece.size = static_cast<std::int64_t>(bytes);
-        copy_beside_kernels(payload->data(), reinterpret_cast<const char*>(waiting.source) + at,
-                            bytes, copy_out_.get());
-        to_post_.push_back(outgoing_step{piece, std::move(*payload), record_event(copy_out_.get()),
-                                         device_rank, last ? op.operation_id : 0u, true});
+        const std::uint32_t copy_job =
+            agent_.copy(payload->data(), reinterpret_cast<const char*>(waiting.source) + at, bytes);
+        to_post_.push_back(outgoing_step{piece, std::move(*payload), copy_job, device_rank,
+                                         last ? op.operation_id : 0u, true});
         waiting.next += bytes;
         any = true;
       }
@@ -167,12 +146,7 @@ bool network_proxy::post_ready() {
   bool any = false;
   while (!to_post_.empty()) {
     outgoing_step& step = to_post_.front();
-    if (step.copied != nullptr) {
-      const cudaError_t status = cudaEventQuery(step.copied);
-      if (status == cudaErrorNotReady) break;
-      DCUDA_CUDA_CHECK(status);
-      free_events_.push_back(step.copied);
-    }
+    if (step.copy_job && !agent_.finished(*step.copy_job)) break;
     if (step.post) {
       engine_.post(step.op, step.payload.data());
       in_flight_.push_back(std::move(step.payload));
@@ -196,6 +170,8 @@ void network_proxy::sent(const remote_operation& /*op*/) {
 bool network_proxy::ready_for(const remote_operation& op) {
   // A window that another process already uses may still be in creation here: hold the
   // operation until this process's part of the collective is done.
+  // Room for the agent's job (copy, count, or both in one).
+  if (!agent_.has_room()) return false;
   if (!protocol::carries_payload(op)) return true;
   // Staging for the payload: otherwise wait until deliveries give buffers back.
   if (!incoming_pool_.can_take(static_cast<std::size_t>(op.size))) return false;
@@ -225,29 +201,32 @@ void* network_proxy::landing_address(const remote_operation& op) {
 
 void network_proxy::landed(const remote_operation& op, void* landing) {
   const int device_rank = op.target_rank - shape_.rank_start;
-  if (protocol::carries_payload(op)) {
-    const protocol::window_entry& window = own_window(op.window, device_rank);
-    auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
-    copy_beside_kernels(destination, landing, static_cast<std::size_t>(op.size), copy_in_.get());
-    const auto found = landings_.find(landing);
-    delivering_.push_back(delivery_step{record_event(copy_in_.get()), std::move(found->second)});
-    landings_.erase(found);
-  }
+  std::uint32_t* counter = nullptr;
   if (protocol::notifies(op)) {
-    const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(device_rank),
-                                                        static_cast<std::uint32_t>(op.tag));
-    const std::uint32_t count = ++network_counts_[index];
-    stream_write_value(copy_in_.get(), state_.network_notifications() + index, count);
+    counter = state_.device_notifications() +
+              protocol::counter_index(static_cast<std::uint32_t>(device_rank),
+                                      static_cast<std::uint32_t>(op.tag));
   }
+  if (!protocol::carries_payload(op)) {
+    if (counter != nullptr) agent_.count(counter);
+    return;
+  }
+  // One job: the data, then the count. A small payload travels in the job, so its landing
+  // buffer goes back at once.
+  const protocol::window_entry& window = own_window(op.window, device_rank);
+  auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
+  const std::uint32_t job =
+      agent_.copy(destination, landing, static_cast<std::size_t>(op.size), counter);
+  const auto found = landings_.find(landing);
+  if (op.size > protocol::agent_inline_bytes) {
+    delivering_.push_back(delivery_step{job, std::move(found->second)});
+  }
+  landings_.erase(found);
 }
 
 bool network_proxy::finish_deliveries() {
   bool any = false;
-  while (!delivering_.empty()) {
-    const cudaError_t status = cudaEventQuery(delivering_.front().done);
-    if (status == cudaErrorNotReady) break;
-    DCUDA_CUDA_CHECK(status);
-    free_events_.push_back(delivering_.front().done);
+  while (!delivering_.empty() && agent_.finished(delivering_.front().job)) {
     delivering_.pop_front();  // the landing buffer goes back to the pool
     any = true;
   }
@@ -347,9 +326,10 @@ void network_proxy::complete_window_creation(
   protocol::window_entry* device_row =
       state_.windows() +
       static_cast<std::size_t>(slot) * static_cast<std::size_t>(shape_.world_size);
+  const auto inside = cuda_call_.enter("the upload of a window table row");
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(device_row, row.data(), row.size() * sizeof(row[0]),
-                                   cudaMemcpyHostToDevice, copy_out_.get()));
-  DCUDA_CUDA_CHECK(cudaStreamSynchronize(copy_out_.get()));
+                                   cudaMemcpyHostToDevice, uploads_.get()));
+  DCUDA_CUDA_CHECK(cudaStreamSynchronize(uploads_.get()));
 }
 
 void network_proxy::publish_result(const protocol::world_collective_result& result,
@@ -393,9 +373,7 @@ bool network_proxy::advance_collective() {
     }
   }
   // What arrived before the collective is in the windows before anyone leaves it.
-  const cudaError_t copies = cudaStreamQuery(copy_in_.get());
-  if (copies == cudaErrorNotReady) return false;
-  DCUDA_CUDA_CHECK(copies);
+  if (!agent_.all_finished()) return false;
 
   const auto& all = *current.contributions;
   for (std::size_t p = 0; p < all.size(); ++p) {
@@ -430,8 +408,16 @@ void network_proxy::set_status(std::string status) {
 }
 
 std::string network_proxy::waiting_for() const {
-  std::lock_guard lock(status_mutex_);
-  return status_;
+  std::string text;
+  {
+    std::lock_guard lock(status_mutex_);
+    text = status_;
+  }
+  const std::string call = cuda_call_.describe(1.0);
+  if (!call.empty())
+    text += "  the host proxy of process " + std::to_string(shape_.process_index) + " is " + call +
+            "\n";
+  return text;
 }
 
 bool network_proxy::progress() {

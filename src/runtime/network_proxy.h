@@ -2,13 +2,14 @@
 // nodes"): operations of this GPU's ranks for ranks reached through the network, operations that
 // arrive for this GPU's ranks, and the collectives over DCUDA_COMM_WORLD.
 //
-// Outgoing, in the order the ranks issued them: a payload that came inline in the command
-// channel is ready at once; a larger one is copied out of the device into pinned memory in
-// pieces of one engine chunk, each posted as soon as its copy is done (so copy and transfer
+// The proxy itself makes no CUDA calls while the kernel runs (each would cost about a microsecond
+// per resident block, protocol/agent_queue.h): the delivery agent, one block of the kernel, does
+// its copies. Outgoing, in the order the ranks issued them: a payload that came inline in the
+// command channel is ready at once; a larger one is copied out of the device into pinned memory
+// in pieces of one engine chunk, each posted as soon as its copy is done (so copy and transfer
 // overlap), and the rank's acknowledgement (dcuda_win_flush) is stored once the last piece is
-// out. Incoming: the engine receives into pinned memory; the proxy copies the payload into the
-// window on its delivery stream and then writes the new notification count behind it on the same
-// stream (cuStreamWriteValue32), so the counter never runs ahead of the data.
+// out. Incoming: the engine receives into pinned memory; the agent copies the payload into the
+// window and then adds the notification, so the counter never runs ahead of the data.
 //
 // Everything runs on the proxy thread, except waiting_for(), which the watchdog calls.
 #pragma once
@@ -21,6 +22,8 @@
 #include <vector>
 
 #include "protocol/world_collective.h"
+#include "runtime/agent_jobs.h"
+#include "runtime/call_in_progress.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/device_state.h"
@@ -67,7 +70,7 @@ class network_proxy final : public transport::delivery {
   struct outgoing_step {
     protocol::remote_operation op{};
     pinned_pool::buffer payload;
-    cudaEvent_t copied = nullptr;  // staged: the copy out of the device has finished
+    std::optional<std::uint32_t> copy_job;  // staged: the agent's copy out of the device
     int device_rank = 0;
     std::uint32_t acknowledgement = 0;  // stored into host_acks once posted (0: none)
     bool post = true;                   // false: a ping, only acknowledged
@@ -79,7 +82,7 @@ class network_proxy final : public transport::delivery {
     std::size_t next = 0;  // staged: bytes already given to copies
   };
   struct delivery_step {
-    cudaEvent_t done;
+    std::uint32_t job;  // the agent's copy into the window
     pinned_pool::buffer payload;
   };
   struct collective {
@@ -98,7 +101,6 @@ class network_proxy final : public transport::delivery {
                                 protocol::world_collective_result& result);
   void publish_result(const protocol::world_collective_result& result, std::uint32_t sequence);
   void set_status(std::string status);
-  cudaEvent_t record_event(cudaStream_t stream);
   const protocol::window_entry& own_window(int slot, int device_rank) const;
 
   const process_group& group_;
@@ -107,21 +109,19 @@ class network_proxy final : public transport::delivery {
   bool any_peer_ = false;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
-  cuda_stream copy_out_;                  // device -> pinned staging
-  cuda_stream copy_in_;                   // pinned landing -> windows, then notification counts
-  std::vector<cudaEvent_t> events_;       // every event created (destroyed at the end)
-  std::vector<cudaEvent_t> free_events_;  // ready for reuse
+  agent_jobs agent_;
+  cuda_stream uploads_;  // window table rows, once per dcuda_win_create
 
   std::deque<waiting_operation> waiting_;
   std::deque<outgoing_step> to_post_;
   std::deque<pinned_pool::buffer> in_flight_;  // posted payloads, until sent() (posting order)
   std::unordered_map<void*, pinned_pool::buffer> landings_;
   std::deque<delivery_step> delivering_;
-  std::vector<std::uint32_t> network_counts_;    // [device_ranks][tag_count]
   std::vector<protocol::window_entry> windows_;  // [max_windows][device_ranks]: own entries
   peer_mappings mapped_windows_;
   std::optional<collective> collective_;
 
+  call_in_progress cuda_call_;  // a CUDA call that takes long while the kernel runs
   mutable std::mutex status_mutex_;
   std::string status_;
 

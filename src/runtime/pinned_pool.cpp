@@ -25,7 +25,8 @@ pinned_pool::buffer::~buffer() {
 
 pinned_pool::pinned_pool(std::size_t arena_bytes) : arena_bytes_(arena_bytes) {
   void* arena = nullptr;
-  DCUDA_CUDA_CHECK(cudaHostAlloc(&arena, arena_bytes_, cudaHostAllocPortable));
+  DCUDA_CUDA_CHECK(
+      cudaHostAlloc(&arena, arena_bytes_, cudaHostAllocMapped | cudaHostAllocPortable));
   arena_ = static_cast<char*>(arena);
 }
 

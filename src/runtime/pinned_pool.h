@@ -1,9 +1,11 @@
 // Page-locked host memory for the network path: the proxy stages payloads there on their way
-// out of and into the GPU. The whole arena is allocated before the kernel starts and carved up
-// while it runs: cudaHostAlloc blocks while a persistent kernel fills the GPU (measured on an
-// H200 with 132 ranks of 1024 threads: the proxy never returned from it), and cudaFreeHost
-// synchronises the device. Buffers come in power-of-two sizes and are reused; when the arena is
-// used up, take() says so and the caller waits for buffers to come back.
+// out of and into the GPU. It is mapped into the device at the same address (unified
+// addressing), so the delivery agent copies to and from it directly. The whole arena is allocated
+// before the kernel starts and carved up while it runs: cudaHostAlloc blocks while a persistent
+// kernel fills the GPU (measured on an H200 with 132 ranks of 1024 threads: the proxy never
+// returned from it), and cudaFreeHost synchronises the device. Buffers come in power-of-two sizes
+// and are reused; when the arena is used up, take() says so and the caller waits for buffers to
+// come back.
 #pragma once
 
 #include <cstddef>

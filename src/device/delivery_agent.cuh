@@ -1,0 +1,79 @@
+// The delivery agent (protocol/agent_queue.h): one block of the persistent kernel beyond the
+// ranks, launched when some rank of this GPU is reached through the network. It runs the host
+// proxy's copy jobs in order, between pinned host memory and device memory, and counts the
+// notifications that came with them. It is not a rank: dcuda_gpu_init sends it here and it
+// leaves the kernel once every rank of the GPU has finished.
+#pragma once
+
+#include "device/block_copy.cuh"
+#include "device/clock.cuh"
+#include "protocol/agent_queue.h"
+#include "protocol/device_context.h"
+
+namespace dcuda::device {
+
+inline constexpr std::uint32_t agent_backoff_after_spins = 1u << 16;  // ~100 ms without a job
+
+// Thread 0: waits for job `next` and copies it into `job`; false when the ranks have all
+// finished instead (nothing more can come: their last world barrier waited for every delivery).
+__device__ inline bool wait_for_agent_job(const dcuda_context* ctx, protocol::agent_queue* queue,
+                                          std::uint32_t next, protocol::agent_job& job) {
+  const protocol::agent_job& slot = queue->jobs[protocol::agent_slot(next)];
+  for (std::uint32_t spins = 0;; ++spins) {
+    if (protocol::agent_job_ready(*queue, next)) {
+      const volatile protocol::agent_job& fields = slot;
+      job.kind = fields.kind;
+      job.destination = fields.destination;
+      job.source = fields.source;
+      job.bytes = fields.bytes;
+      job.counter = fields.counter;
+      for (std::uint32_t i = 0; i < protocol::agent_inline_bytes; ++i) {
+        job.payload[i] = fields.payload[i];
+      }
+      return true;
+    }
+    if (protocol::device_atomic<std::uint32_t>(*ctx->finished_ranks)
+            .load(cuda::memory_order_relaxed) == static_cast<std::uint32_t>(ctx->device_ranks)) {
+      return false;
+    }
+    if (protocol::system_atomic<std::uint32_t>(*ctx->abort_requested)
+            .load(cuda::memory_order_relaxed) != 0u) {
+      __trap();  // the host watchdog stops the run; it has said why
+    }
+    if (spins > agent_backoff_after_spins) __nanosleep(1000);
+  }
+}
+
+// Called by every thread of the agent block; never returns to the user's kernel.
+__device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
+  __shared__ protocol::agent_job job;
+  __shared__ std::uint32_t more;
+  protocol::agent_queue* queue = ctx->agent_queue;
+  for (std::uint32_t next = 0;; ++next) {
+    if (threadIdx.x == 0) more = wait_for_agent_job(ctx, queue, next, job) ? 1u : 0u;
+    __syncthreads();
+    if (more == 0u) break;
+    const auto kind = static_cast<protocol::agent_job_kind>(job.kind);
+    auto* destination = reinterpret_cast<unsigned char*>(job.destination);
+    if (kind == protocol::agent_job_kind::copy) {
+      block_copy(destination, reinterpret_cast<const void*>(job.source), job.bytes);
+    } else if (kind == protocol::agent_job_kind::copy_inline) {
+      for (std::uint64_t i = threadIdx.x; i < job.bytes; i += blockDim.x) {
+        destination[i] = job.payload[i];
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      // Release: the block's copy (ordered before thread 0 by the barrier) is visible to the
+      // rank that sees the count, and to the host that sees `done` (pinned staging).
+      if (job.counter != 0) {
+        protocol::device_atomic<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(job.counter))
+            .fetch_add(1u, cuda::memory_order_release);
+      }
+      protocol::agent_finish(*queue, next);
+    }
+  }
+  asm volatile("exit;");  // leave the kernel: the user's code after dcuda_gpu_init is for ranks
+}
+
+}  // namespace dcuda::device

@@ -1,0 +1,40 @@
+// The host proxy's side of the delivery agent's queue (protocol/agent_queue.h): it submits copy
+// jobs and learns which are finished. Only the proxy thread uses it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "protocol/agent_queue.h"
+
+namespace dcuda::runtime {
+
+class agent_jobs {
+ public:
+  // `queue`: the host view of a queue the device state has zeroed for this run (null when the
+  // kernel runs no agent: then no job may be submitted).
+  explicit agent_jobs(protocol::agent_queue* queue) : queue_(queue) {}
+
+  // Whether `more` jobs can be submitted now.
+  bool has_room(std::uint32_t more = 1) const;
+
+  // Submit a job; returns its number. `counter`: a notification counter (device memory) the
+  // agent adds one to after the data, or null. Copies of at most agent_inline_bytes travel in
+  // the job itself (the source may be reused at once).
+  std::uint32_t copy(void* destination, const void* source, std::size_t bytes,
+                     std::uint32_t* counter = nullptr);
+  std::uint32_t count(std::uint32_t* counter);
+
+  bool finished(std::uint32_t job) const;
+  bool all_finished() const { return finished_count() == issued_; }
+  std::uint32_t issued() const { return issued_; }
+  std::uint32_t finished_count() const;
+
+ private:
+  std::uint32_t submit(protocol::agent_job& job);
+
+  protocol::agent_queue* queue_;
+  std::uint32_t issued_ = 0;
+};
+
+}  // namespace dcuda::runtime

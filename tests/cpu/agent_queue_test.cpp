@@ -1,0 +1,157 @@
+// The delivery agent's queue (protocol/agent_queue.h): the host proxy's real producer
+// (runtime::agent_jobs) against a host thread that consumes as the agent block does, with the
+// same protocol functions. Copies go between host buffers; counts go to plain counters.
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "protocol/agent_queue.h"
+#include "runtime/agent_jobs.h"
+#include "runtime/error.h"
+#include "test_main.h"
+
+namespace {
+
+using namespace dcuda::protocol;
+using dcuda::runtime::agent_jobs;
+
+// Runs jobs as device/delivery_agent.cuh does: wait for the ticket, copy, count, finish.
+class host_agent {
+ public:
+  explicit host_agent(agent_queue& queue) : queue_(queue) {}
+  ~host_agent() { stop(); }
+  void start() {
+    thread_ = std::thread([this] {
+      for (std::uint32_t next = 0;; ++next) {
+        while (!agent_job_ready(queue_, next)) {
+          if (stopping_) return;
+          std::this_thread::yield();
+        }
+        while (paused_) std::this_thread::yield();
+        const agent_job& job = queue_.jobs[agent_slot(next)];
+        auto* destination = reinterpret_cast<unsigned char*>(job.destination);
+        if (job.kind == static_cast<std::uint32_t>(agent_job_kind::copy)) {
+          std::memcpy(destination, reinterpret_cast<const void*>(job.source), job.bytes);
+        } else if (job.kind == static_cast<std::uint32_t>(agent_job_kind::copy_inline)) {
+          std::memcpy(destination, job.payload, job.bytes);
+        }
+        if (job.counter != 0) {
+          system_atomic<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(job.counter))
+              .fetch_add(1u, cuda::memory_order_release);
+        }
+        agent_finish(queue_, next);
+      }
+    });
+  }
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::atomic<bool> paused_{false};
+
+ private:
+  agent_queue& queue_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+};
+
+void wait_until(const std::function<bool()>& condition) {
+  while (!condition()) std::this_thread::yield();
+}
+
+}  // namespace
+
+DCUDA_TEST(agent_runs_copies_and_counts_in_submission_order_across_laps) {
+  auto queue = std::make_unique<agent_queue>();
+  agent_jobs jobs(queue.get());
+  host_agent agent(*queue);
+  agent.start();
+  // Three laps of the ring; sizes around the inline limit; each job's data depends on its number.
+  constexpr int total = 3 * static_cast<int>(agent_queue_slots) + 17;
+  std::vector<std::vector<unsigned char>> sources(total), destinations(total);
+  std::uint32_t counter = 0;
+  std::vector<std::uint32_t> counter_seen(total);  // the count visible once the job finished
+  std::vector<std::uint32_t> numbers;
+  for (int i = 0; i < total; ++i) {
+    const std::size_t bytes = static_cast<std::size_t>(i % 53);  // 0..52: inline and not
+    sources[static_cast<std::size_t>(i)].resize(bytes);
+    for (std::size_t b = 0; b < bytes; ++b) {
+      sources[static_cast<std::size_t>(i)][b] = static_cast<unsigned char>(i * 31 + b);
+    }
+    destinations[static_cast<std::size_t>(i)].assign(bytes, 0);
+    wait_until([&] { return jobs.has_room(); });
+    const std::uint32_t number = i % 7 == 6
+                                     ? jobs.count(&counter)
+                                     : jobs.copy(destinations[static_cast<std::size_t>(i)].data(),
+                                                 sources[static_cast<std::size_t>(i)].data(), bytes,
+                                                 i % 2 == 0 ? &counter : nullptr);
+    numbers.push_back(number);
+    if (bytes <= agent_inline_bytes) {
+      // Inline: the source may change at once without changing what lands.
+      std::fill(sources[static_cast<std::size_t>(i)].begin(),
+                sources[static_cast<std::size_t>(i)].end(), 0xEE);
+    }
+  }
+  wait_until([&] { return jobs.all_finished(); });
+  agent.stop();
+  std::uint32_t expected_count = 0;
+  for (int i = 0; i < total; ++i) {
+    DCUDA_CHECK_EQ(numbers[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(i));
+    DCUDA_CHECK(jobs.finished(static_cast<std::uint32_t>(i)));
+    if (i % 7 == 6 || i % 2 == 0) ++expected_count;
+    if (i % 7 == 6) continue;
+    const std::size_t bytes = static_cast<std::size_t>(i % 53);
+    for (std::size_t b = 0; b < bytes; ++b) {
+      DCUDA_CHECK_EQ(static_cast<int>(destinations[static_cast<std::size_t>(i)][b]),
+                     static_cast<int>(static_cast<unsigned char>(i * 31 + b)));
+    }
+  }
+  DCUDA_CHECK_EQ(counter, expected_count);
+  DCUDA_CHECK_EQ(jobs.issued(), static_cast<std::uint32_t>(total));
+}
+
+DCUDA_TEST(agent_queue_full_refuses_more_until_the_agent_finishes) {
+  auto queue = std::make_unique<agent_queue>();
+  agent_jobs jobs(queue.get());
+  std::uint32_t counter = 0;
+  for (std::uint32_t i = 0; i < agent_queue_slots; ++i) jobs.count(&counter);
+  DCUDA_CHECK(!jobs.has_room());
+  DCUDA_CHECK(!jobs.finished(0));
+  bool refused = false;
+  try {
+    jobs.count(&counter);
+  } catch (const dcuda::runtime::error&) {
+    refused = true;  // never overwrites a job the agent has not run
+  }
+  DCUDA_CHECK(refused);
+  host_agent agent(*queue);
+  agent.start();
+  wait_until([&] { return jobs.all_finished(); });
+  DCUDA_CHECK(jobs.has_room(agent_queue_slots));
+  DCUDA_CHECK_EQ(counter, agent_queue_slots);
+}
+
+DCUDA_TEST(agent_job_finished_follows_done_across_wraparound) {
+  DCUDA_CHECK(agent_job_finished(5, 6));
+  DCUDA_CHECK(!agent_job_finished(6, 6));
+  DCUDA_CHECK(agent_job_finished(0xFFFFFFFFu, 0));  // done wrapped past the job
+  DCUDA_CHECK(!agent_job_finished(0, 0xFFFFFFFFu));
+  DCUDA_CHECK(agent_has_room(10, 10, agent_queue_slots));
+  DCUDA_CHECK(!agent_has_room(10, 9, agent_queue_slots));
+  DCUDA_CHECK(agent_has_room(3, 0xFFFFFFF0u, 1));  // issued wrapped, 19 outstanding
+}
+
+DCUDA_TEST(agent_jobs_without_an_agent_are_an_error) {
+  agent_jobs jobs(nullptr);
+  std::uint32_t counter = 0;
+  bool refused = false;
+  try {
+    jobs.count(&counter);
+  } catch (const dcuda::runtime::error& e) {
+    refused = std::strstr(e.what(), "no delivery agent") != nullptr;
+  }
+  DCUDA_CHECK(refused);
+  DCUDA_CHECK(jobs.all_finished());
+}
