@@ -20,8 +20,18 @@ bool agent_jobs::finished(std::uint32_t job) const {
   return protocol::agent_job_finished(job, finished_count());
 }
 
-std::uint32_t agent_jobs::copy(void* destination, const void* source, std::size_t bytes,
-                               std::uint32_t* counter) {
+std::uint32_t agent_jobs::copy_from_device(void* destination, const void* source,
+                                           std::size_t bytes) {
+  protocol::agent_job job{};
+  job.kind = static_cast<std::uint32_t>(protocol::agent_job_kind::copy);
+  job.destination = reinterpret_cast<std::uint64_t>(destination);
+  job.source = reinterpret_cast<std::uint64_t>(source);
+  job.bytes = bytes;
+  return submit(job);
+}
+
+std::uint32_t agent_jobs::copy_from_host(void* destination, const void* source, std::size_t bytes,
+                                         std::uint32_t* counter) {
   protocol::agent_job job{};
   job.destination = reinterpret_cast<std::uint64_t>(destination);
   job.bytes = bytes;

@@ -19,10 +19,11 @@ class agent_jobs {
   bool has_room(std::uint32_t more = 1) const;
 
   // Submit a job; returns its number. `counter`: a notification counter (device memory) the
-  // agent adds one to after the data, or null. Copies of at most agent_inline_bytes travel in
-  // the job itself (the source may be reused at once).
-  std::uint32_t copy(void* destination, const void* source, std::size_t bytes,
-                     std::uint32_t* counter = nullptr);
+  // agent adds one to after the data, or null. From host memory, copies of at most
+  // agent_inline_bytes travel in the job itself (the source may be reused at once).
+  std::uint32_t copy_from_host(void* destination, const void* source, std::size_t bytes,
+                               std::uint32_t* counter = nullptr);
+  std::uint32_t copy_from_device(void* destination, const void* source, std::size_t bytes);
   std::uint32_t count(std::uint32_t* counter);
 
   bool finished(std::uint32_t job) const;

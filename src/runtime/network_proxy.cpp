@@ -112,7 +112,8 @@ bool network_proxy::admit_waiting() {
       while (waiting.next < size) {
         const std::size_t at = waiting.next;
         const std::size_t bytes = std::min(piece_bytes, size - at);
-        if (!agent_.has_room()) return any;
+        // Not the queue slots that accepted incoming operations have set aside.
+        if (!agent_.has_room(reserved_jobs_ + 1)) return any;
         std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(bytes);
         if (!payload) return any;
         const bool last = at + bytes == size;
@@ -120,8 +121,8 @@ bool network_proxy::admit_waiting() {
         if (!last) piece.kind = static_cast<std::int32_t>(protocol::operation_kind::put);
         piece.offset = op.offset + static_cast<std::int64_t>(at);
         piece.size = static_cast<std::int64_t>(bytes);
-        const std::uint32_t copy_job =
-            agent_.copy(payload->data(), reinterpret_cast<const char*>(waiting.source) + at, bytes);
+        const std::uint32_t copy_job = agent_.copy_from_device(
+            payload->data(), reinterpret_cast<const char*>(waiting.source) + at, bytes);
         to_post_.push_back(outgoing_step{piece, std::move(*payload), copy_job, device_rank,
                                          last ? op.operation_id : 0u, true});
         waiting.next += bytes;
@@ -170,15 +171,20 @@ void network_proxy::sent(const remote_operation& /*op*/) {
 bool network_proxy::ready_for(const remote_operation& op) {
   // A window that another process already uses may still be in creation here: hold the
   // operation until this process's part of the collective is done.
-  // Room for the agent's job (copy, count, or both in one).
-  if (!agent_.has_room()) return false;
-  if (!protocol::carries_payload(op)) return true;
-  // Staging for the payload: otherwise wait until deliveries give buffers back.
-  if (!incoming_pool_.can_take(static_cast<std::size_t>(op.size))) return false;
-  if (!collective_ || op.window < 0 || op.window >= protocol::max_windows) return true;
-  const int device_rank = op.target_rank - shape_.rank_start;
-  return collective_->request.call != static_cast<std::uint32_t>(protocol::call::win_create) ||
-         own_window(op.window, device_rank).generation != 0;
+  // A slot of the agent's queue for its job (copy, count, or both in one), set aside until it
+  // lands.
+  if (!agent_.has_room(reserved_jobs_ + 1)) return false;
+  if (protocol::carries_payload(op)) {
+    // Staging for the payload: otherwise wait until deliveries give buffers back.
+    if (!incoming_pool_.can_take(static_cast<std::size_t>(op.size))) return false;
+    if (collective_ && op.window >= 0 && op.window < protocol::max_windows &&
+        collective_->request.call == static_cast<std::uint32_t>(protocol::call::win_create) &&
+        own_window(op.window, op.target_rank - shape_.rank_start).generation == 0) {
+      return false;
+    }
+  }
+  ++reserved_jobs_;
+  return true;
 }
 
 void* network_proxy::landing_address(const remote_operation& op) {
@@ -200,6 +206,7 @@ void* network_proxy::landing_address(const remote_operation& op) {
 }
 
 void network_proxy::landed(const remote_operation& op, void* landing) {
+  --reserved_jobs_;  // set aside by ready_for
   const int device_rank = op.target_rank - shape_.rank_start;
   std::uint32_t* counter = nullptr;
   if (protocol::notifies(op)) {
@@ -216,7 +223,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   const protocol::window_entry& window = own_window(op.window, device_rank);
   auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
   const std::uint32_t job =
-      agent_.copy(destination, landing, static_cast<std::size_t>(op.size), counter);
+      agent_.copy_from_host(destination, landing, static_cast<std::size_t>(op.size), counter);
   const auto found = landings_.find(landing);
   if (op.size > protocol::agent_inline_bytes) {
     delivering_.push_back(delivery_step{job, std::move(found->second)});

@@ -110,7 +110,8 @@ class network_proxy final : public transport::delivery {
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
   agent_jobs agent_;
-  cuda_stream uploads_;  // window table rows, once per dcuda_win_create
+  std::uint32_t reserved_jobs_ = 0;  // queue slots set aside for accepted incoming operations
+  cuda_stream uploads_;              // window table rows, once per dcuda_win_create
 
   std::deque<waiting_operation> waiting_;
   std::deque<outgoing_step> to_post_;

@@ -64,7 +64,7 @@ mpi_engine::~mpi_engine() {
 }
 
 void mpi_engine::post_header_receive() {
-  DCUDA_MPI_CHECK(MPI_Irecv(&header_buffer_, sizeof(remote_operation), MPI_BYTE, MPI_ANY_SOURCE,
+  DCUDA_MPI_CHECK(MPI_Irecv(&header_buffer_, sizeof(header_message), MPI_BYTE, MPI_ANY_SOURCE,
                             header_tag, comm_, &header_request_));
 }
 
@@ -78,14 +78,17 @@ void mpi_engine::post(const remote_operation& op, const void* payload) {
                          " targets this process; the device delivers those itself");
   }
   outgoing& out = outgoing_.emplace_back();  // deque: the header buffer stays where it is
-  out.op = op;
-  out.requests.emplace_back();
-  DCUDA_MPI_CHECK(MPI_Isend(&out.op, sizeof(remote_operation), MPI_BYTE, target, header_tag, comm_,
-                            &out.requests.back()));
-  ++headers_sent_to_[static_cast<std::size_t>(target)];
-  if (!carries_payload(op)) return;
-  const auto* bytes = static_cast<const char*>(payload);
+  out.header.op = op;
   const auto size = static_cast<std::size_t>(op.size);
+  const bool payload_inside = carries_payload(op) && size <= header_payload_bytes;
+  if (payload_inside) std::memcpy(out.header.payload, payload, size);
+  out.requests.emplace_back();
+  DCUDA_MPI_CHECK(MPI_Isend(
+      &out.header, static_cast<int>(sizeof(remote_operation) + (payload_inside ? size : 0)),
+      MPI_BYTE, target, header_tag, comm_, &out.requests.back()));
+  ++headers_sent_to_[static_cast<std::size_t>(target)];
+  if (!carries_payload(op) || payload_inside) return;
+  const auto* bytes = static_cast<const char*>(payload);
   for (std::size_t at = 0; at < size; at += chunk_bytes_) {
     const int count = static_cast<int>(std::min(chunk_bytes_, size - at));
     out.requests.emplace_back();
@@ -94,7 +97,8 @@ void mpi_engine::post(const remote_operation& op, const void* payload) {
   }
 }
 
-void mpi_engine::accept(const remote_operation& op, int source_process) {
+void mpi_engine::accept(const header_message& header, int source_process) {
+  const remote_operation& op = header.op;
   ++headers_received_from_[static_cast<std::size_t>(source_process)];
   incoming& in = incoming_[static_cast<std::size_t>(source_process)].emplace_back();
   in.op = op;
@@ -106,6 +110,10 @@ void mpi_engine::accept(const remote_operation& op, int source_process) {
                          " does not fit the target's window; it was refused");
   }
   const auto size = static_cast<std::size_t>(op.size);
+  if (size <= header_payload_bytes) {
+    std::memcpy(destination, header.payload, size);  // landed with its header
+    return;
+  }
   for (std::size_t at = 0; at < size; at += chunk_bytes_) {
     const int count = static_cast<int>(std::min(chunk_bytes_, size - at));
     in.requests.emplace_back();
@@ -131,10 +139,10 @@ bool mpi_engine::accept_held() {
   bool any = false;
   for (std::size_t p = 0; p < held_.size(); ++p) {
     auto& held = held_[p];
-    while (!held.empty() && sink_.ready_for(held.front())) {
-      const remote_operation op = held.front();
+    while (!held.empty() && sink_.ready_for(held.front().op)) {
+      const header_message header = held.front();
       held.pop_front();  // before accept, which may throw: the engine stays consistent
-      accept(op, static_cast<int>(p));
+      accept(header, static_cast<int>(p));
       any = true;
     }
   }
@@ -158,7 +166,7 @@ bool mpi_engine::deliver_landed() {
 bool mpi_engine::complete_sends() {
   bool any = false;
   while (!outgoing_.empty() && all_done(outgoing_.front().requests)) {
-    sink_.sent(outgoing_.front().op);
+    sink_.sent(outgoing_.front().header.op);
     outgoing_.pop_front();
     any = true;
   }

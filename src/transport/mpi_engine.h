@@ -36,7 +36,8 @@ class delivery {
   virtual ~delivery() = default;
   // Whether `op` can be placed now. False holds it, and every later operation from its source
   // process, until a later progress() (the target window may still be in creation here while
-  // the source already uses it).
+  // the source already uses it). True commits: the engine accepts `op` at once and calls
+  // landed() for it later, so the sink may set aside now what landed() will need.
   virtual bool ready_for(const remote_operation& /*op*/) { return true; }
   // Where the payload of `op` lands on this process; nullptr when the target window cannot take
   // it (the engine then fails with a message naming the operation).
@@ -51,6 +52,8 @@ class delivery {
 class mpi_engine {
  public:
   static constexpr std::size_t default_chunk_bytes = std::size_t{1} << 20;
+  // Payloads up to this size travel inside the header message.
+  static constexpr std::size_t header_payload_bytes = 256;
 
   // Collective over `world` (it is duplicated, so the engine's messages never meet the
   // application's).
@@ -87,8 +90,14 @@ class mpi_engine {
   void quiesce();
 
  private:
+  // A header message: the operation and, up to header_payload_bytes, its payload (one message
+  // instead of two on the latency path).
+  struct header_message {
+    remote_operation op;
+    char payload[header_payload_bytes];
+  };
   struct outgoing {
-    remote_operation op;                // the header's send buffer
+    header_message header;              // the header's send buffer
     std::vector<MPI_Request> requests;  // header, then payload chunks
   };
   struct incoming {
@@ -114,7 +123,7 @@ class mpi_engine {
   bool accept_held();
   bool deliver_landed();
   void post_header_receive();
-  void accept(const remote_operation& op, int source_process);
+  void accept(const header_message& header, int source_process);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int process_index_ = 0;
@@ -123,9 +132,9 @@ class mpi_engine {
   std::size_t chunk_bytes_;
 
   std::deque<outgoing> outgoing_;
-  std::vector<std::deque<incoming>> incoming_;      // per source process, in issue order
-  std::vector<std::deque<remote_operation>> held_;  // per source: headers not yet accepted
-  remote_operation header_buffer_{};
+  std::vector<std::deque<incoming>> incoming_;    // per source process, in issue order
+  std::vector<std::deque<header_message>> held_;  // per source: headers not yet accepted
+  header_message header_buffer_{};
   MPI_Request header_request_ = MPI_REQUEST_NULL;
   std::vector<long long> headers_sent_to_;        // per process
   std::vector<long long> headers_received_from_;  // per process

@@ -82,11 +82,11 @@ DCUDA_TEST(agent_runs_copies_and_counts_in_submission_order_across_laps) {
     }
     destinations[static_cast<std::size_t>(i)].assign(bytes, 0);
     wait_until([&] { return jobs.has_room(); });
-    const std::uint32_t number = i % 7 == 6
-                                     ? jobs.count(&counter)
-                                     : jobs.copy(destinations[static_cast<std::size_t>(i)].data(),
-                                                 sources[static_cast<std::size_t>(i)].data(), bytes,
-                                                 i % 2 == 0 ? &counter : nullptr);
+    const std::uint32_t number =
+        i % 7 == 6 ? jobs.count(&counter)
+                   : jobs.copy_from_host(destinations[static_cast<std::size_t>(i)].data(),
+                                         sources[static_cast<std::size_t>(i)].data(), bytes,
+                                         i % 2 == 0 ? &counter : nullptr);
     numbers.push_back(number);
     if (bytes <= agent_inline_bytes) {
       // Inline: the source may change at once without changing what lands.
