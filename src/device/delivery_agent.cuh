@@ -56,13 +56,11 @@ __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
     __syncthreads();
     if (more == 0u) break;
     const auto kind = static_cast<protocol::agent_job_kind>(job.kind);
-    auto* destination = reinterpret_cast<unsigned char*>(job.destination);
-    if (kind == protocol::agent_job_kind::copy) {
-      block_copy(destination, reinterpret_cast<const void*>(job.source), job.bytes);
-    } else if (kind == protocol::agent_job_kind::copy_inline) {
-      for (std::uint64_t i = threadIdx.x; i < job.bytes; i += blockDim.x) {
-        destination[i] = job.payload[i];
-      }
+    if (kind != protocol::agent_job_kind::count_only) {
+      const void* source = kind == protocol::agent_job_kind::copy_inline
+                               ? static_cast<const void*>(job.payload)
+                               : reinterpret_cast<const void*>(job.source);
+      block_copy(reinterpret_cast<void*>(job.destination), source, job.bytes);
     }
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -22,21 +22,22 @@ bool agent_jobs::finished(std::uint32_t job) const {
 
 std::uint32_t agent_jobs::copy_from_device(void* destination, const void* source,
                                            std::size_t bytes) {
-  protocol::agent_job job{};
-  job.kind = static_cast<std::uint32_t>(protocol::agent_job_kind::copy);
-  job.destination = reinterpret_cast<std::uint64_t>(destination);
-  job.source = reinterpret_cast<std::uint64_t>(source);
-  job.bytes = bytes;
-  return submit(job);
+  return submit_copy(destination, source, bytes, nullptr, false);
 }
 
 std::uint32_t agent_jobs::copy_from_host(void* destination, const void* source, std::size_t bytes,
                                          std::uint32_t* counter) {
+  return submit_copy(destination, source, bytes, counter, true);
+}
+
+std::uint32_t agent_jobs::submit_copy(void* destination, const void* source, std::size_t bytes,
+                                      std::uint32_t* counter, bool source_on_host) {
   protocol::agent_job job{};
   job.destination = reinterpret_cast<std::uint64_t>(destination);
   job.bytes = bytes;
   job.counter = reinterpret_cast<std::uint64_t>(counter);
-  if (bytes <= protocol::agent_inline_bytes) {
+  // Only host memory can be read here to carry the payload in the job.
+  if (source_on_host && bytes <= protocol::agent_inline_bytes) {
     job.kind = static_cast<std::uint32_t>(protocol::agent_job_kind::copy_inline);
     std::memcpy(job.payload, source, bytes);
   } else {

@@ -32,6 +32,8 @@ class agent_jobs {
   std::uint32_t finished_count() const;
 
  private:
+  std::uint32_t submit_copy(void* destination, const void* source, std::size_t bytes,
+                            std::uint32_t* counter, bool source_on_host);
   std::uint32_t submit(protocol::agent_job& job);
 
   protocol::agent_queue* queue_;

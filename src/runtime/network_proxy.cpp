@@ -333,7 +333,6 @@ void network_proxy::complete_window_creation(
   protocol::window_entry* device_row =
       state_.windows() +
       static_cast<std::size_t>(slot) * static_cast<std::size_t>(shape_.world_size);
-  const auto inside = cuda_call_.enter("the upload of a window table row");
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(device_row, row.data(), row.size() * sizeof(row[0]),
                                    cudaMemcpyHostToDevice, uploads_.get()));
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(uploads_.get()));
@@ -415,16 +414,8 @@ void network_proxy::set_status(std::string status) {
 }
 
 std::string network_proxy::waiting_for() const {
-  std::string text;
-  {
-    std::lock_guard lock(status_mutex_);
-    text = status_;
-  }
-  const std::string call = cuda_call_.describe(1.0);
-  if (!call.empty())
-    text += "  the host proxy of process " + std::to_string(shape_.process_index) + " is " + call +
-            "\n";
-  return text;
+  std::lock_guard lock(status_mutex_);
+  return status_;
 }
 
 bool network_proxy::progress() {

@@ -23,7 +23,6 @@
 
 #include "protocol/world_collective.h"
 #include "runtime/agent_jobs.h"
-#include "runtime/call_in_progress.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/device_state.h"
@@ -122,7 +121,6 @@ class network_proxy final : public transport::delivery {
   peer_mappings mapped_windows_;
   std::optional<collective> collective_;
 
-  call_in_progress cuda_call_;  // a CUDA call that takes long while the kernel runs
   mutable std::mutex status_mutex_;
   std::string status_;
 
