@@ -140,6 +140,10 @@ __device__ inline void signal_rank(std::uint32_t* counters, protocol::route path
   }
 }
 
+// Puts up to this size are copied by thread 0 alone (thread_copy), without the block barrier
+// between the copy and the notification.
+inline constexpr int single_thread_put_limit = 16;
+
 // A put or put_notify: stores by the rank itself, or a message to the proxy.
 __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win,
                                  const put_route& route, int offset, int size, void* buffer,
@@ -148,6 +152,12 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
     send_remote_operation(
         gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
         route.target, route.slot, offset, size, buffer, tag);
+  } else if (size <= single_thread_put_limit) {
+    // The latency path: thread 0 copies and signals; the barrier after the release is off the
+    // critical path (the release orders thread 0's own stores, nothing else is needed).
+    if (threadIdx.x == 0) thread_copy(route.destination, buffer, size);
+    if (notify) signal_rank(route.counters, route.path, tag);
+    __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
   } else {
     block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
     __syncthreads();  // complete on return: the caller may reuse its buffer at once

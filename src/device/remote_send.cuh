@@ -10,6 +10,36 @@
 
 namespace dcuda::device {
 
+// Payloads up to this size are copied into the message by thread 0 alone: on the latency path a
+// block barrier costs more than a few stores.
+inline constexpr int single_thread_payload_limit = 16;
+
+// Thread 0: the message's headers and the operation in entries [first, first + n), then the
+// release that hands them to the proxy (after the payload entries, if any, are written).
+__device__ inline void publish_operation(dcuda_state& gst, const protocol::channel_view& channel,
+                                         std::uint32_t first, std::uint32_t n,
+                                         const protocol::remote_operation& op, const void* buffer,
+                                         bool wants_acknowledgement) {
+  using namespace dcuda::protocol;
+  std::uint32_t acknowledgement = 0;
+  if (wants_acknowledgement) {
+    acknowledgement = ++gst.acks_requested;
+    gst.acks_awaited = acknowledgement;
+  }
+  write_entry_headers(gst, channel, first, n, message_type::remote_operation,
+                      static_cast<std::int32_t>(acknowledgement));
+  remote_operation sent = op;
+  sent.operation_id = acknowledgement;
+  volatile auto* words =
+      reinterpret_cast<volatile std::uint32_t*>(entry_at(channel, first).payload);
+  const auto* op_words = reinterpret_cast<const std::uint32_t*>(&sent);
+  for (unsigned i = 0; i < sizeof sent / 4; ++i) words[i] = op_words[i];
+  const auto source = reinterpret_cast<std::uint64_t>(buffer);
+  words[sizeof sent / 4] = static_cast<std::uint32_t>(source);
+  words[sizeof sent / 4 + 1] = static_cast<std::uint32_t>(source >> 32);
+  publish_entries(channel, first, n);
+}
+
 __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call call,
                                              protocol::operation_kind kind, int target, int slot,
                                              int offset, int size, const void* buffer, int tag) {
@@ -20,46 +50,40 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
       inline_payload ? entries_for_bytes(static_cast<std::uint32_t>(size)) : 0u;
   const std::uint32_t n = 1 + payload_entries;
   const channel_view& channel = gst.ctx->commands;
+  const remote_operation op{
+      static_cast<std::int32_t>(kind), gst.world_rank, target, slot, offset, size, tag, 0};
+  // A large payload stays in the rank's buffer until the proxy has copied it out (flush waits
+  // for the acknowledgement).
+  const bool wants_acknowledgement = has_payload && !inline_payload;
+  const auto* from = static_cast<const char*>(buffer);
+
+  if (!inline_payload || size <= single_thread_payload_limit) {
+    // The latency path: thread 0 alone, no barrier before the message leaves.
+    if (threadIdx.x == 0) {
+      const std::uint32_t first = reserve_channel(gst, channel, n, call, 0, true);
+      if (inline_payload) {
+        volatile channel_entry& entry = entry_at(channel, first + 1);
+        for (int at = 0; at < size; ++at) entry.payload[at] = from[at];
+      }
+      publish_operation(gst, channel, first, n, op, buffer, wants_acknowledgement);
+    }
+    if (inline_payload) __syncthreads();  // thread 0 has read the buffer: the rank may reuse it
+    return;
+  }
+
+  // A payload of several entries: written by all threads.
   if (threadIdx.x == 0) {
     gst.broadcast = static_cast<std::int32_t>(reserve_channel(gst, channel, n, call, 0, true));
   }
   __syncthreads();
   const auto first = static_cast<std::uint32_t>(gst.broadcast);
-  if (inline_payload) {
-    const auto* from = static_cast<const char*>(buffer);
-    const std::uint32_t total = payload_entries * entry_payload_bytes;
-    for (std::uint32_t at = threadIdx.x; at < total; at += blockDim.x) {
-      volatile channel_entry& entry = entry_at(channel, first + 1 + at / entry_payload_bytes);
-      entry.payload[at % entry_payload_bytes] =
-          at < static_cast<std::uint32_t>(size) ? from[at] : 0;
-    }
+  const std::uint32_t total = payload_entries * entry_payload_bytes;
+  for (std::uint32_t at = threadIdx.x; at < total; at += blockDim.x) {
+    volatile channel_entry& entry = entry_at(channel, first + 1 + at / entry_payload_bytes);
+    entry.payload[at % entry_payload_bytes] = at < static_cast<std::uint32_t>(size) ? from[at] : 0;
   }
   __syncthreads();  // the payload is written before thread 0 publishes it
-  if (threadIdx.x == 0) {
-    std::uint32_t acknowledgement = 0;
-    if (has_payload && !inline_payload) {
-      acknowledgement = ++gst.acks_requested;
-      gst.acks_awaited = acknowledgement;
-    }
-    write_entry_headers(gst, channel, first, n, message_type::remote_operation,
-                        static_cast<std::int32_t>(acknowledgement));
-    const remote_operation op{static_cast<std::int32_t>(kind),
-                              gst.world_rank,
-                              target,
-                              slot,
-                              offset,
-                              size,
-                              tag,
-                              acknowledgement};
-    volatile auto* words =
-        reinterpret_cast<volatile std::uint32_t*>(entry_at(channel, first).payload);
-    const auto* op_words = reinterpret_cast<const std::uint32_t*>(&op);
-    for (unsigned i = 0; i < sizeof op / 4; ++i) words[i] = op_words[i];
-    const auto source = reinterpret_cast<std::uint64_t>(buffer);
-    words[sizeof op / 4] = static_cast<std::uint32_t>(source);
-    words[sizeof op / 4 + 1] = static_cast<std::uint32_t>(source >> 32);
-    publish_entries(channel, first, n);
-  }
+  if (threadIdx.x == 0) publish_operation(gst, channel, first, n, op, buffer, false);
 }
 
 // Waits until the proxy has copied out the payload of every large network put of this rank.

@@ -6,8 +6,9 @@
 // the notifications that came through the network.
 //
 // The queue lives in host memory mapped into the device. The proxy thread is its only producer:
-// it fills a job, then stores the job's ticket (release). The agent block is its only consumer:
-// it runs jobs in order and stores how many are done (release, system scope). A job is finished
+// it stores a job's words, each stamped with the job's ticket (release stores). The agent block
+// is its only consumer: it runs jobs in order and stores how many are done (release, system
+// scope). A job is finished
 // for the proxy when `done` has passed it: its copy has landed and its count is published.
 #pragma once
 
@@ -18,32 +19,80 @@
 namespace dcuda::protocol {
 
 inline constexpr std::uint32_t agent_queue_slots = 4096;
-// Payloads up to this size travel inside the job: one read of host memory fewer on the latency
-// path.
-inline constexpr std::uint32_t agent_inline_bytes = 24;
 
 enum class agent_job_kind : std::uint32_t {
   count_only = 0,   // no data: only the notification
   copy = 1,         // `bytes` from `source` to `destination`
-  copy_inline = 2,  // `bytes` (<= agent_inline_bytes) from `payload` to `destination`
+  copy_inline = 2,  // `bytes` (<= agent_inline_bytes) carried in `source` itself, to `destination`
 };
 
-struct alignas(64) agent_job {
-  std::uint32_t ticket;  // agent_ticket(job number) once the job is complete; written last
-  std::uint32_t kind;    // agent_job_kind
+// Payloads up to this size travel inside the job (in the `source` field): no read of pinned data
+// on the latency path.
+inline constexpr std::uint32_t agent_inline_bytes = 8;
+
+// What a job asks for. It is never stored as such: the queue holds it as agent_job_words.
+struct agent_job {
+  agent_job_kind kind;
+  std::uint32_t bytes;
   std::uint64_t destination;
-  std::uint64_t source;
-  std::uint64_t bytes;
-  // After the data: one more notification on this counter (device memory), or 0.
-  std::uint64_t counter;
-  unsigned char payload[agent_inline_bytes];
+  std::uint64_t source;   // copy: the data's address; copy_inline: the data (first byte lowest)
+  std::uint64_t counter;  // after the data: one more notification on this counter, or 0
 };
-static_assert(sizeof(agent_job) == 64, "one job is one 64-byte line of host memory");
+
+// A job in the queue: 8 words of 8 bytes, each with 32 bits of the job (agent_job_field) in its
+// low half and the job's ticket in its high half. Every word proves by itself that it belongs to
+// the job: the agent reads all 8 at once (one PCIe round trip, no separate ticket read) and takes
+// the job when every word shows its ticket. 8-byte loads and stores are single-copy atomic at
+// system scope, so no word can mix two jobs.
+inline constexpr std::uint32_t agent_job_words = 8;
+struct alignas(64) agent_job_slot {
+  std::uint64_t words[agent_job_words];
+};
+static_assert(sizeof(agent_job_slot) == 64, "one job is one 64-byte line of host memory");
 
 struct agent_queue {
-  agent_job jobs[agent_queue_slots];
+  agent_job_slot jobs[agent_queue_slots];
   alignas(64) std::uint32_t done;  // jobs finished, written by the agent
 };
+
+// Word i of a job holds: kind, bytes, destination (low, high), source (low, high), counter (low,
+// high).
+DCUDA_HD constexpr std::uint32_t agent_job_field(const agent_job& job, std::uint32_t i) {
+  switch (i) {
+    case 0:
+      return static_cast<std::uint32_t>(job.kind);
+    case 1:
+      return job.bytes;
+    case 2:
+      return static_cast<std::uint32_t>(job.destination);
+    case 3:
+      return static_cast<std::uint32_t>(job.destination >> 32);
+    case 4:
+      return static_cast<std::uint32_t>(job.source);
+    case 5:
+      return static_cast<std::uint32_t>(job.source >> 32);
+    case 6:
+      return static_cast<std::uint32_t>(job.counter);
+    default:
+      return static_cast<std::uint32_t>(job.counter >> 32);
+  }
+}
+
+DCUDA_HD constexpr agent_job agent_job_from_fields(const std::uint32_t (&fields)[agent_job_words]) {
+  const auto wide = [&](std::uint32_t low) {
+    return static_cast<std::uint64_t>(fields[low]) | static_cast<std::uint64_t>(fields[low + 1])
+                                                         << 32;
+  };
+  return agent_job{static_cast<agent_job_kind>(fields[0]), fields[1], wide(2), wide(4), wide(6)};
+}
+
+DCUDA_HD constexpr std::uint64_t agent_job_word(std::uint32_t field, std::uint32_t ticket) {
+  return static_cast<std::uint64_t>(ticket) << 32 | field;
+}
+
+DCUDA_HD constexpr bool agent_word_has_ticket(std::uint64_t word, std::uint32_t ticket) {
+  return static_cast<std::uint32_t>(word >> 32) == ticket;
+}
 
 DCUDA_HD inline std::uint32_t agent_slot(std::uint32_t job) {
   return job % agent_queue_slots;
@@ -66,12 +115,27 @@ DCUDA_HD inline bool agent_job_finished(std::uint32_t job, std::uint32_t done) {
 }
 
 // The consumer's side (the agent's thread 0; a host thread in the CPU tests). Whether job `job`
-// is in its slot; when it is, an acquire, so that its fields (and the pinned data it points to,
-// written before the ticket) can be read.
-DCUDA_HD inline bool agent_job_ready(agent_queue& queue, std::uint32_t job) {
-  system_atomic<std::uint32_t> ticket(queue.jobs[agent_slot(job)].ticket);
-  if (ticket.load(cuda::memory_order_relaxed) != agent_ticket(job)) return false;
-  ticket.load(cuda::memory_order_acquire);
+// is in its slot; when it is, the job. The 8 loads are independent and issued together, so for
+// the agent they are one PCIe round trip, not eight. A copy job's data lies in memory the proxy
+// wrote before the job: an acquire fence makes it visible (a fence, not another load).
+DCUDA_HD inline bool agent_take_job(agent_queue& queue, std::uint32_t job, agent_job& taken) {
+  const std::uint32_t ticket = agent_ticket(job);
+  std::uint64_t* words = queue.jobs[agent_slot(job)].words;
+  std::uint64_t loaded[agent_job_words];
+  for (std::uint32_t i = 0; i < agent_job_words; ++i) {
+    loaded[i] = system_atomic<std::uint64_t>(words[i]).load(cuda::memory_order_relaxed);
+  }
+  std::uint32_t fields[agent_job_words];
+  bool complete = true;
+  for (std::uint32_t i = 0; i < agent_job_words; ++i) {
+    complete = complete && agent_word_has_ticket(loaded[i], ticket);
+    fields[i] = static_cast<std::uint32_t>(loaded[i]);
+  }
+  if (!complete) return false;
+  taken = agent_job_from_fields(fields);
+  if (taken.kind == agent_job_kind::copy) {
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+  }
   return true;
 }
 

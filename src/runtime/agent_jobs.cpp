@@ -1,6 +1,8 @@
 #include "runtime/agent_jobs.h"
 
 #include <cstring>
+#include <limits>
+#include <string>
 
 #include "protocol/portability.h"
 #include "runtime/error.h"
@@ -32,16 +34,20 @@ std::uint32_t agent_jobs::copy_from_host(void* destination, const void* source, 
 
 std::uint32_t agent_jobs::submit_copy(void* destination, const void* source, std::size_t bytes,
                                       std::uint32_t* counter, bool source_on_host) {
+  if (bytes > std::numeric_limits<std::uint32_t>::max()) {
+    throw error("host proxy: a copy job of " + std::to_string(bytes) +
+                " bytes; the delivery agent takes at most 4 GiB - 1 per job");
+  }
   protocol::agent_job job{};
   job.destination = reinterpret_cast<std::uint64_t>(destination);
-  job.bytes = bytes;
+  job.bytes = static_cast<std::uint32_t>(bytes);
   job.counter = reinterpret_cast<std::uint64_t>(counter);
   // Only host memory can be read here to carry the payload in the job.
   if (source_on_host && bytes <= protocol::agent_inline_bytes) {
-    job.kind = static_cast<std::uint32_t>(protocol::agent_job_kind::copy_inline);
-    std::memcpy(job.payload, source, bytes);
+    job.kind = protocol::agent_job_kind::copy_inline;
+    std::memcpy(&job.source, source, bytes);  // the first byte lowest (both sides little endian)
   } else {
-    job.kind = static_cast<std::uint32_t>(protocol::agent_job_kind::copy);
+    job.kind = protocol::agent_job_kind::copy;
     job.source = reinterpret_cast<std::uint64_t>(source);
   }
   return submit(job);
@@ -49,24 +55,26 @@ std::uint32_t agent_jobs::submit_copy(void* destination, const void* source, std
 
 std::uint32_t agent_jobs::count(std::uint32_t* counter) {
   protocol::agent_job job{};
-  job.kind = static_cast<std::uint32_t>(protocol::agent_job_kind::count_only);
+  job.kind = protocol::agent_job_kind::count_only;
   job.counter = reinterpret_cast<std::uint64_t>(counter);
   return submit(job);
 }
 
-std::uint32_t agent_jobs::submit(protocol::agent_job& job) {
+std::uint32_t agent_jobs::submit(const protocol::agent_job& job) {
   if (queue_ == nullptr) {
     throw error("host proxy: a copy job, but this GPU's kernel runs no delivery agent");
   }
   if (!has_room()) throw error("host proxy: the delivery agent's queue is full");
   const std::uint32_t number = issued_++;
-  protocol::agent_job& slot = queue_->jobs[protocol::agent_slot(number)];
-  // Fields first, the ticket last (release): the agent reads the fields once it sees the ticket.
-  constexpr std::size_t after_ticket = sizeof job.ticket;
-  std::memcpy(reinterpret_cast<char*>(&slot) + after_ticket,
-              reinterpret_cast<const char*>(&job) + after_ticket, sizeof job - after_ticket);
-  protocol::system_atomic<std::uint32_t>(slot.ticket)
-      .store(protocol::agent_ticket(number), cuda::memory_order_release);
+  const std::uint32_t ticket = protocol::agent_ticket(number);
+  protocol::agent_job_slot& slot = queue_->jobs[protocol::agent_slot(number)];
+  // Release stores: a copy job's data (pinned memory written before) is visible to an agent that
+  // sees the job. Each word carries the ticket, so their order does not matter.
+  for (std::uint32_t i = 0; i < protocol::agent_job_words; ++i) {
+    protocol::system_atomic<std::uint64_t>(slot.words[i])
+        .store(protocol::agent_job_word(protocol::agent_job_field(job, i), ticket),
+               cuda::memory_order_release);
+  }
   return number;
 }
 

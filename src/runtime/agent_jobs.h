@@ -34,7 +34,7 @@ class agent_jobs {
  private:
   std::uint32_t submit_copy(void* destination, const void* source, std::size_t bytes,
                             std::uint32_t* counter, bool source_on_host);
-  std::uint32_t submit(protocol::agent_job& job);
+  std::uint32_t submit(const protocol::agent_job& job);
 
   protocol::agent_queue* queue_;
   std::uint32_t issued_ = 0;

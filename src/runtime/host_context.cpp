@@ -212,7 +212,8 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   // Other processes: the network side of the proxy (created by all processes together).
   std::optional<network_proxy> network;
   if (state_.shape().process_count > 1) {
-    network.emplace(*group_, state_, *outgoing_staging_, *incoming_staging_);
+    network.emplace(*group_, state_, *outgoing_staging_, *incoming_staging_,
+                    settings_.network_trace);
   }
 
   channel_consumer commands(state_.command_channel());
@@ -220,8 +221,9 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   cpu_timers timers(launch_.ranks);
   std::function<std::string()> other_processes;
   if (network) other_processes = [&] { return network->waiting_for(); };
+  // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.
   watchdog dog(state_.wait_records(), launch_.ranks, rank_info_.rank_start,
-               settings_.wait_timeout_s, other_processes);
+               settings_.wait_timeout_s, other_processes, state_.uses_network());
   cuda_event started;
   cuda_event finished;
   run_outcome outcome;

@@ -42,7 +42,7 @@ std::string describe_call(std::int32_t call) {
 }  // namespace
 
 network_proxy::network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
-                             pinned_pool& incoming)
+                             pinned_pool& incoming, const std::string& trace_prefix)
     : group_(group),
       state_(state),
       shape_(state.shape()),
@@ -50,6 +50,7 @@ network_proxy::network_proxy(const process_group& group, device_state& state, pi
       incoming_pool_(incoming),
       agent_(state.uses_network() ? state.agent_queue() : nullptr),
       windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
+      trace_(trace_prefix, shape_.process_index),
       engine_(group.world(), group.ranks(), *this) {
   for (int p = 0; p < shape_.process_count; ++p) {
     any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
@@ -77,6 +78,7 @@ void network_proxy::take_operation(const channel_message& message) {
   waiting_operation waiting;
   std::memcpy(&waiting.op, message.text.data(), sizeof waiting.op);
   std::memcpy(&waiting.source, message.text.data() + sizeof waiting.op, sizeof waiting.source);
+  trace_.record(network_trace::hop::taken, waiting.op);
   const auto size = static_cast<std::size_t>(waiting.op.size);
   if (protocol::carries_payload(waiting.op) && waiting.op.size <= protocol::inline_put_limit) {
     // Inline: the payload follows the first entry.
@@ -150,6 +152,7 @@ bool network_proxy::post_ready() {
     if (step.copy_job && !agent_.finished(*step.copy_job)) break;
     if (step.post) {
       engine_.post(step.op, step.payload.data());
+      trace_.record(network_trace::hop::posted, step.op);
       in_flight_.push_back(std::move(step.payload));
     }
     if (step.acknowledgement != 0) {
@@ -184,6 +187,7 @@ bool network_proxy::ready_for(const remote_operation& op) {
     }
   }
   ++reserved_jobs_;
+  trace_.record(network_trace::hop::arrived, op);
   return true;
 }
 
@@ -216,6 +220,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   }
   if (!protocol::carries_payload(op)) {
     if (counter != nullptr) agent_.count(counter);
+    trace_.record(network_trace::hop::to_agent, op);
     return;
   }
   // One job: the data, then the count. A small payload travels in the job, so its landing
@@ -229,6 +234,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
     delivering_.push_back(delivery_step{job, std::move(found->second)});
   }
   landings_.erase(found);
+  trace_.record(network_trace::hop::to_agent, op);
 }
 
 bool network_proxy::finish_deliveries() {

@@ -26,6 +26,7 @@
 #include "runtime/channel_consumer.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/device_state.h"
+#include "runtime/network_trace.h"
 #include "runtime/peer_memory.h"
 #include "runtime/pinned_pool.h"
 #include "runtime/process_group.h"
@@ -37,8 +38,9 @@ class network_proxy final : public transport::delivery {
  public:
   // `outgoing` and `incoming`: pinned staging for each direction, kept apart so that buffers
   // waiting for a send to complete never starve the receives that let other processes go on.
+  // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off).
   network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
-                pinned_pool& incoming);
+                pinned_pool& incoming, const std::string& trace_prefix);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
   ~network_proxy() override;
@@ -124,6 +126,7 @@ class network_proxy final : public transport::delivery {
   mutable std::mutex status_mutex_;
   std::string status_;
 
+  network_trace trace_;
   transport::mpi_engine engine_;  // last: destroyed first, while the buffers it uses still exist
 };
 

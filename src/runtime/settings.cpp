@@ -79,6 +79,7 @@ settings read_settings(const std::vector<std::string>& arguments,
   static constexpr setting_name timeout{"DCUDA_WAIT_TIMEOUT", "--dcuda-wait-timeout="};
   static constexpr setting_name network{"DCUDA_FORCE_NETWORK", "--dcuda-force-network="};
   static constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
+  static constexpr setting_name trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
 
   settings result;
   if (auto value = lookup(device, arguments, environment)) {
@@ -96,6 +97,7 @@ settings read_settings(const std::vector<std::string>& arguments,
   if (auto value = lookup(verbose, arguments, environment)) {
     result.verbose = parse_switch(verbose, *value);
   }
+  if (auto value = lookup(trace, arguments, environment)) result.network_trace = *value;
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;
   }

@@ -141,6 +141,10 @@ class mpi_engine {
   std::vector<long long> delivered_from_;         // per process
 
   std::int64_t collectives_begun_ = 0;
+  // Outside a collective of its own, the engine probes for others' announcements once per
+  // this many progress calls.
+  static constexpr std::uint32_t quiet_probe_interval = 256;
+  std::uint32_t progress_calls_ = 0;
   contribution own_contribution_;
   // Announcements by collective sequence and process; later collectives' may arrive early.
   std::map<std::int64_t, std::vector<std::optional<received_announcement>>> announcements_;

@@ -17,7 +17,8 @@ namespace {
 using namespace dcuda::protocol;
 using dcuda::runtime::agent_jobs;
 
-// Runs jobs as device/delivery_agent.cuh does: wait for the ticket, copy, count, finish.
+// Runs jobs as device/delivery_agent.cuh does: take the job once all its words carry its ticket,
+// copy, count, finish.
 class host_agent {
  public:
   explicit host_agent(agent_queue& queue) : queue_(queue) {}
@@ -25,17 +26,17 @@ class host_agent {
   void start() {
     thread_ = std::thread([this] {
       for (std::uint32_t next = 0;; ++next) {
-        while (!agent_job_ready(queue_, next)) {
+        agent_job job{};
+        while (!agent_take_job(queue_, next, job)) {
           if (stopping_) return;
           std::this_thread::yield();
         }
         while (paused_) std::this_thread::yield();
-        const agent_job& job = queue_.jobs[agent_slot(next)];
         auto* destination = reinterpret_cast<unsigned char*>(job.destination);
-        if (job.kind == static_cast<std::uint32_t>(agent_job_kind::copy)) {
+        if (job.kind == agent_job_kind::copy) {
           std::memcpy(destination, reinterpret_cast<const void*>(job.source), job.bytes);
-        } else if (job.kind == static_cast<std::uint32_t>(agent_job_kind::copy_inline)) {
-          std::memcpy(destination, job.payload, job.bytes);
+        } else if (job.kind == agent_job_kind::copy_inline) {
+          std::memcpy(destination, &job.source, job.bytes);
         }
         if (job.counter != 0) {
           system_atomic<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(job.counter))
@@ -154,4 +155,31 @@ DCUDA_TEST(agent_jobs_without_an_agent_are_an_error) {
   }
   DCUDA_CHECK(refused);
   DCUDA_CHECK(jobs.all_finished());
+}
+
+DCUDA_TEST(agent_takes_a_job_only_when_every_word_carries_its_ticket) {
+  auto queue = std::make_unique<agent_queue>();
+  agent_jobs jobs(queue.get());
+  std::uint32_t counter = 0;
+  unsigned char destination[8] = {};
+  const unsigned char payload[5] = {1, 2, 3, 4, 5};
+  const std::uint32_t number = jobs.copy_from_host(destination, payload, sizeof payload, &counter);
+  agent_job job{};
+  DCUDA_CHECK(agent_take_job(*queue, number, job));
+  DCUDA_CHECK(job.kind == agent_job_kind::copy_inline);
+  DCUDA_CHECK_EQ(job.bytes, 5u);
+  DCUDA_CHECK_EQ(job.destination, reinterpret_cast<std::uint64_t>(destination));
+  DCUDA_CHECK_EQ(job.counter, reinterpret_cast<std::uint64_t>(&counter));
+  DCUDA_CHECK_EQ(std::memcmp(&job.source, payload, sizeof payload), 0);
+  // One word still from the slot's previous lap (or half written): the job is not there yet.
+  for (std::uint32_t word = 0; word < agent_job_words; ++word) {
+    std::uint64_t& stored = queue->jobs[agent_slot(number)].words[word];
+    const std::uint64_t kept = stored;
+    stored =
+        agent_job_word(static_cast<std::uint32_t>(kept), agent_ticket(number) - agent_queue_slots);
+    DCUDA_CHECK(!agent_take_job(*queue, number, job));
+    stored = kept;
+  }
+  DCUDA_CHECK(agent_take_job(*queue, number, job));
+  DCUDA_CHECK(!agent_take_job(*queue, number + 1, job));  // nothing submitted there
 }

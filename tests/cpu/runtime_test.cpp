@@ -167,6 +167,86 @@ DCUDA_TEST(watchdog_only_warns_while_some_rank_computes) {
   DCUDA_CHECK_EQ(dog.check(t0 + 4200ms).what, runtime::watchdog::verdict::standstill);
 }
 
+DCUDA_TEST(watchdog_warns_when_no_rank_is_in_dcuda_and_the_kernel_waits_for_finish) {
+  // Ranks 4-6 of the world on this GPU returned without dcuda_gpu_finish: every record shows
+  // "not waiting" and never changes, while the delivery agent keeps the kernel alive.
+  protocol::wait_record records[3] = {};
+  runtime::watchdog dog(records, 3, 4, 1.0, {}, true);
+  const auto t0 = runtime::watchdog::clock::now();
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 900ms).what, runtime::watchdog::verdict::fine);
+  const auto verdict = dog.check(t0 + 1100ms);
+  DCUDA_CHECK_EQ(verdict.what, runtime::watchdog::verdict::warning);
+  DCUDA_CHECK(contains(verdict.report, "kernel is still running"));
+  DCUDA_CHECK(contains(verdict.report, "none of its 3 ranks (world ranks 4-6)"));
+  DCUDA_CHECK(contains(verdict.report, "delivery agent"));
+  DCUDA_CHECK(contains(verdict.report, "Call dcuda_gpu_finish before returning"));
+  // Given once: the same situation later says nothing new.
+  DCUDA_CHECK_EQ(dog.check(t0 + 5s).what, runtime::watchdog::verdict::fine);
+}
+
+DCUDA_TEST(watchdog_stays_quiet_about_returned_ranks_without_a_delivery_agent) {
+  // One process: the kernel ends by itself when its blocks return, so quiet ranks are computing.
+  protocol::wait_record records[3] = {};
+  runtime::watchdog dog(records, 3, 0, 1.0);
+  const auto t0 = runtime::watchdog::clock::now();
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 1100ms).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 1h).what, runtime::watchdog::verdict::fine);
+}
+
+DCUDA_TEST(watchdog_quiet_timer_restarts_when_a_rank_is_seen_in_a_wait) {
+  protocol::wait_record records[2] = {};
+  runtime::watchdog dog(records, 2, 0, 1.0, {}, true);
+  const auto t0 = runtime::watchdog::clock::now();
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  // Between two checks rank 1 published a wait and ended it: its record shows "not waiting" again,
+  // but its version has moved, so the rank was seen in a wait.
+  records[1].version = 2;
+  records[1].call_id = static_cast<std::uint32_t>(protocol::call::wait_notifications);
+  records[1].started = 1;
+  DCUDA_CHECK_EQ(dog.check(t0 + 800ms).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 1100ms).what, runtime::watchdog::verdict::fine);  // 0.3 s quiet
+  // Rank 0 shows a published wait at a check: seen again.
+  records[0] = waiting_for_tag(2, 1, 0);
+  DCUDA_CHECK_EQ(dog.check(t0 + 1500ms).what, runtime::watchdog::verdict::fine);
+  records[0].kind = static_cast<std::uint32_t>(protocol::wait_kind::none);
+  records[0].version = 2;
+  DCUDA_CHECK_EQ(dog.check(t0 + 1600ms).what, runtime::watchdog::verdict::fine);
+  DCUDA_CHECK_EQ(dog.check(t0 + 2550ms).what, runtime::watchdog::verdict::fine);  // 0.95 s quiet
+  const auto verdict = dog.check(t0 + 2650ms);
+  DCUDA_CHECK_EQ(verdict.what, runtime::watchdog::verdict::warning);
+  DCUDA_CHECK(contains(verdict.report, "none of its 2 ranks (world ranks 0-1)"));
+  DCUDA_CHECK(contains(verdict.report, "dcuda_gpu_finish"));
+}
+
+DCUDA_TEST(watchdog_warning_says_running_ranks_may_have_skipped_gpu_finish) {
+  // Rank 0 returned without dcuda_gpu_finish; ranks 1-2 wait for it in dcuda_gpu_finish.
+  protocol::wait_record in_finish = {1,
+                                     static_cast<std::uint32_t>(protocol::wait_kind::barrier),
+                                     static_cast<std::uint32_t>(protocol::call::gpu_finish),
+                                     1,
+                                     3,
+                                     2,
+                                     1,
+                                     0};
+  protocol::wait_record records[3] = {{}, in_finish, in_finish};
+  runtime::watchdog dog(records, 3, 0, 1.0);
+  const auto t0 = runtime::watchdog::clock::now();
+  DCUDA_CHECK_EQ(dog.check(t0).what, runtime::watchdog::verdict::fine);
+  const auto verdict = dog.check(t0 + 1100ms);
+  DCUDA_CHECK_EQ(verdict.what, runtime::watchdog::verdict::warning);
+  DCUDA_CHECK(contains(verdict.report, "rank 0: not in a dcuda wait"));
+  DCUDA_CHECK(contains(verdict.report, "without calling dcuda_gpu_finish"));
+  // Ranks stuck elsewhere than dcuda_gpu_finish get no such sentence.
+  protocol::wait_record others[3] = {{}, waiting_for_tag(1, 1, 0), waiting_for_tag(1, 1, 0)};
+  runtime::watchdog other_dog(others, 3, 0, 1.0);
+  DCUDA_CHECK_EQ(other_dog.check(t0).what, runtime::watchdog::verdict::fine);
+  const auto plain = other_dog.check(t0 + 1100ms);
+  DCUDA_CHECK_EQ(plain.what, runtime::watchdog::verdict::warning);
+  DCUDA_CHECK(!contains(plain.report, "dcuda_gpu_finish"));
+}
+
 DCUDA_TEST(watchdog_with_zero_timeout_never_fires) {
   protocol::wait_record records[1] = {};
   records[0].kind = static_cast<std::uint32_t>(protocol::wait_kind::barrier);

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Where a network operation's time goes, from the files DCUDA_NETWORK_TRACE=<prefix> writes.
+
+Usage: python3 scripts/network_trace.py <prefix>   (reads <prefix>.<process>.csv of every process)
+
+Operations from one rank to another pass the hops in issue order, so the k-th operation of a
+(source, target) pair is matched across the processes' files by k. Printed per hop: the median,
+10th and 90th percentile in microseconds. "device turnaround" is the time from the target's proxy
+handing an operation to the delivery agent until the same proxy takes the next operation the
+target rank issues: the agent, the rank's wait, its next call and the command channel. In a
+ping-pong, one way = source proxy + network + target proxy + device turnaround.
+"""
+import bisect
+import csv
+import glob
+import statistics
+import sys
+from collections import defaultdict
+
+HOPS = ("taken", "posted", "arrived", "to_agent")
+
+
+def read(prefix):
+    events = defaultdict(list)  # (hop, source, target) -> [ns] in file order
+    taken_by_source = defaultdict(list)  # source rank -> [ns]
+    files = sorted(glob.glob(glob.escape(prefix) + ".*.csv"))
+    if not files:
+        sys.exit(f"no files {prefix}.<process>.csv")
+    for name in files:
+        with open(name, newline="") as f:
+            for row in csv.DictReader(f):
+                key = (row["hop"], int(row["source_rank"]), int(row["target_rank"]))
+                events[key].append(int(row["ns"]))
+                if row["hop"] == "taken":
+                    taken_by_source[int(row["source_rank"])].append(int(row["ns"]))
+    for times in taken_by_source.values():
+        times.sort()
+    return events, taken_by_source
+
+
+def intervals(events, taken_by_source):
+    spans = defaultdict(list)
+    pairs = {(s, t) for (_, s, t) in events}
+    for s, t in sorted(pairs):
+        lists = {hop: events.get((hop, s, t), []) for hop in HOPS}
+        n = min(len(v) for v in lists.values())
+        if n == 0:
+            continue
+        same_count = len(lists["taken"]) == len(lists["posted"])  # no operation was split
+        for k in range(n):
+            if same_count:
+                spans["source proxy (taken -> posted)"].append(lists["posted"][k] - lists["taken"][k])
+            spans["network (posted -> arrived)"].append(lists["arrived"][k] - lists["posted"][k])
+            spans["target proxy (arrived -> to agent)"].append(lists["to_agent"][k] - lists["arrived"][k])
+            replies = taken_by_source.get(t, [])
+            i = bisect.bisect_right(replies, lists["to_agent"][k])
+            if i < len(replies):
+                spans["device turnaround (to agent -> next taken)"].append(
+                    replies[i] - lists["to_agent"][k])
+    return spans
+
+
+def summary(spans):
+    lines = [f"{'hop':48s} {'count':>8s} {'median us':>10s} {'p10 us':>8s} {'p90 us':>8s}"]
+    for name, values in spans.items():
+        values = sorted(values)
+        q = statistics.quantiles(values, n=10) if len(values) > 1 else [values[0]] * 9
+        lines.append(f"{name:48s} {len(values):8d} {statistics.median(values) / 1000:10.2f} "
+                     f"{q[0] / 1000:8.2f} {q[-1] / 1000:8.2f}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    print(summary(intervals(*read(sys.argv[1]))))
