@@ -102,8 +102,14 @@ if [ "$gpus" -ge 2 ]; then
   for bench in nvshmem_latency remote_latency remote_bandwidth network_engine; do
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then
+      trace=()  # remote_latency: where the network path's time goes (its last run: notify)
+      [ "$bench" = remote_latency ] && trace=(-x DCUDA_NETWORK_TRACE="$OUT/network-trace")
       "${mpirun_gpus[@]}" -x DCUDA_COMMIT -x DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" \
-        "build/bench/$bench" --out "$OUT/results" || status=1
+        "${trace[@]}" "build/bench/$bench" --out "$OUT/results" || status=1
+      if [ "$bench" = remote_latency ]; then
+        python3 scripts/network_trace.py "$OUT/network-trace" || status=1
+        rm -f "$OUT"/network-trace.*.csv
+      fi
     else
       echo "not built: build/bench/$bench"; [ "$bench" = nvshmem_latency ] || status=1
     fi
