@@ -67,7 +67,10 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
       }
       publish_operation(gst, channel, first, n, op, buffer, wants_acknowledgement);
     }
-    if (inline_payload) __syncthreads();  // thread 0 has read the buffer: the rank may reuse it
+    // After the message has left: thread 0 has read an inline payload (the rank may reuse its
+    // buffer), and every thread has read the route cache that thread 0 updates after a put
+    // (notified_access.cuh). A notify has neither.
+    if (kind != operation_kind::notify) __syncthreads();
     return;
   }
 
