@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bootstrap/mpi_cuda_support.h"
 #include "protocol/limits.h"
 #include "runtime/error.h"
 
@@ -123,6 +124,7 @@ std::string process_group::describe_paths() const {
     return out.str();
   };
   const int me = layout_.process_index;
+  text << bootstrap::describe(bootstrap::query_mpi_cuda_support());
   text << "dcuda: process " << me << " of " << layout_.process_count << ", node "
        << layout_.node_index << ", " << gpu_names_[static_cast<std::size_t>(me)] << ", "
        << ranks_text(me) << "\n";
