@@ -6,6 +6,7 @@
 #pragma once
 
 #include "device/channel_send.cuh"
+#include "protocol/compact_operation.h"
 #include "protocol/remote_operation.h"
 
 namespace dcuda::device {
@@ -13,6 +14,29 @@ namespace dcuda::device {
 // Payloads up to this size are copied into the message by thread 0 alone: on the latency path a
 // block barrier costs more than a few stores.
 inline constexpr int single_thread_payload_limit = 16;
+
+// Thread 0: `op` as one compact entry (protocol/compact_operation.h), without a fence: four
+// 16-byte stores whose 8-byte halves are stamped words. The consumer checks every word, so
+// neither the order in which they arrive nor their grouping matters.
+__device__ inline void send_compact_operation(dcuda_state& gst, protocol::call call,
+                                              const protocol::remote_operation& op,
+                                              const void* buffer) {
+  using namespace dcuda::protocol;
+  std::uint64_t payload = 0;
+  const auto* from = static_cast<const unsigned char*>(buffer);
+  for (int at = 0; at < static_cast<int>(op.size); ++at) {
+    payload |= static_cast<std::uint64_t>(from[at]) << (8 * at);
+  }
+  const channel_view& channel = gst.ctx->commands;
+  const std::uint32_t ticket = reserve_channel(gst, channel, 1, call, 0, true);
+  const compact_entry entry = encode_compact_operation(op, payload, ticket + 1);
+  auto* to = reinterpret_cast<std::uint64_t*>(&entry_at(channel, ticket));
+  for (std::uint32_t i = 0; i < compact_words; i += 2) {
+    asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(to + i), "l"(entry.words[i]),
+                 "l"(entry.words[i + 1])
+                 : "memory");
+  }
+}
 
 // Thread 0: the message's headers and the operation in entries [first, first + n), then the
 // release that hands them to the proxy (after the payload entries, if any, are written).
@@ -56,6 +80,16 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
   // for the acknowledgement).
   const bool wants_acknowledgement = has_payload && !inline_payload;
   const auto* from = static_cast<const char*>(buffer);
+
+  if (fits_compact_entry(kind, size)) {
+    // The latency path: thread 0 alone, no barrier and no fence before the message leaves.
+    if (threadIdx.x == 0) send_compact_operation(gst, call, op, buffer);
+    // After the message has left: thread 0 has read the payload (the rank may reuse its buffer),
+    // and every thread has read the route cache that thread 0 updates after a put
+    // (notified_access.cuh). A notify has neither.
+    if (kind != operation_kind::notify) __syncthreads();
+    return;
+  }
 
   if (!inline_payload || size <= single_thread_payload_limit) {
     // The latency path: thread 0 alone, no barrier before the message leaves.

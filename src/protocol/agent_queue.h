@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "protocol/portability.h"
+#include "protocol/stamped_word.h"
 
 namespace dcuda::protocol {
 
@@ -39,11 +40,10 @@ struct agent_job {
   std::uint64_t counter;  // after the data: one more notification on this counter, or 0
 };
 
-// A job in the queue: 8 words of 8 bytes, each with 32 bits of the job (agent_job_field) in its
-// low half and the job's ticket in its high half. Every word proves by itself that it belongs to
-// the job: the agent reads all 8 at once (one PCIe round trip, no separate ticket read) and takes
-// the job when every word shows its ticket. 8-byte loads and stores are single-copy atomic at
-// system scope, so no word can mix two jobs.
+// A job in the queue: 8 stamped words (protocol/stamped_word.h), each with 32 bits of the job
+// (agent_job_field) and the job's ticket as the stamp. Every word proves by itself that it belongs
+// to the job: the agent reads all 8 at once (one PCIe round trip, no separate ticket read) and
+// takes the job when every word shows its ticket.
 inline constexpr std::uint32_t agent_job_words = 8;
 struct alignas(64) agent_job_slot {
   std::uint64_t words[agent_job_words];
@@ -86,14 +86,6 @@ DCUDA_HD constexpr agent_job agent_job_from_fields(const std::uint32_t (&fields)
   return agent_job{static_cast<agent_job_kind>(fields[0]), fields[1], wide(2), wide(4), wide(6)};
 }
 
-DCUDA_HD constexpr std::uint64_t agent_job_word(std::uint32_t field, std::uint32_t ticket) {
-  return static_cast<std::uint64_t>(ticket) << 32 | field;
-}
-
-DCUDA_HD constexpr bool agent_word_has_ticket(std::uint64_t word, std::uint32_t ticket) {
-  return static_cast<std::uint32_t>(word >> 32) == ticket;
-}
-
 DCUDA_HD inline std::uint32_t agent_slot(std::uint32_t job) {
   return job % agent_queue_slots;
 }
@@ -114,10 +106,17 @@ DCUDA_HD inline bool agent_job_finished(std::uint32_t job, std::uint32_t done) {
   return done - job - 1u < 0x80000000u;
 }
 
+// After a job was seen: a copy job's data lies in pinned memory the proxy wrote before the job's
+// words (those stores were releases), so the thread that saw the words acquires it (a fence, not
+// another load).
+DCUDA_HD inline void acquire_job_data(agent_job_kind kind) {
+  if (kind == agent_job_kind::copy) {
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+  }
+}
+
 // The consumer's side (the agent's thread 0; a host thread in the CPU tests). Whether job `job`
-// is in its slot; when it is, the job. The 8 loads are independent and issued together, so for
-// the agent they are one PCIe round trip, not eight. A copy job's data lies in memory the proxy
-// wrote before the job: an acquire fence makes it visible (a fence, not another load).
+// is in its slot; when it is, the job.
 DCUDA_HD inline bool agent_take_job(agent_queue& queue, std::uint32_t job, agent_job& taken) {
   const std::uint32_t ticket = agent_ticket(job);
   std::uint64_t* words = queue.jobs[agent_slot(job)].words;
@@ -128,14 +127,12 @@ DCUDA_HD inline bool agent_take_job(agent_queue& queue, std::uint32_t job, agent
   std::uint32_t fields[agent_job_words];
   bool complete = true;
   for (std::uint32_t i = 0; i < agent_job_words; ++i) {
-    complete = complete && agent_word_has_ticket(loaded[i], ticket);
-    fields[i] = static_cast<std::uint32_t>(loaded[i]);
+    complete = complete && word_has_stamp(loaded[i], ticket);
+    fields[i] = stamped_field(loaded[i]);
   }
   if (!complete) return false;
   taken = agent_job_from_fields(fields);
-  if (taken.kind == agent_job_kind::copy) {
-    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
-  }
+  acquire_job_data(taken.kind);
   return true;
 }
 

@@ -27,6 +27,8 @@ enum class message_type : std::uint16_t {
                      // protocol::remote_operation and the source address (8 bytes), then the
                      // data itself in the following entries when it travels inline
   world_collective,  // aux: sequence; payload: protocol::world_collective_request
+  remote_operation_compact,  // one entry of stamped words (protocol/compact_operation.h); the
+                             // consumer hands it on as a remote_operation message
 };
 
 inline constexpr std::uint32_t entry_bytes = 64;

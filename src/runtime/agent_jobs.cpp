@@ -72,7 +72,7 @@ std::uint32_t agent_jobs::submit(const protocol::agent_job& job) {
   // sees the job. Each word carries the ticket, so their order does not matter.
   for (std::uint32_t i = 0; i < protocol::agent_job_words; ++i) {
     protocol::system_atomic<std::uint64_t>(slot.words[i])
-        .store(protocol::agent_job_word(protocol::agent_job_field(job, i), ticket),
+        .store(protocol::stamped_word(protocol::agent_job_field(job, i), ticket),
                cuda::memory_order_release);
   }
   return number;

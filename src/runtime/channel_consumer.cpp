@@ -1,10 +1,17 @@
 #include "runtime/channel_consumer.h"
 
+#include <cstring>
+
+#include "protocol/compact_operation.h"
+
 namespace dcuda::runtime {
 
 std::optional<channel_message> channel_consumer::try_take() {
   const protocol::channel_entry* first = protocol::ready_entry(view_, position_);
   if (first == nullptr) return std::nullopt;
+  if (first->type == static_cast<std::uint16_t>(protocol::message_type::remote_operation_compact)) {
+    return try_take_compact();
+  }
   const std::uint32_t entries = first->entries == 0 ? 1u : first->entries;
   for (std::uint32_t i = 1; i < entries; ++i) {
     if (protocol::ready_entry(view_, position_ + i) == nullptr) return std::nullopt;
@@ -23,9 +30,38 @@ std::optional<channel_message> channel_consumer::try_take() {
     }
     message.text.append(entry.payload, length);
   }
+  advance(entries);
+  return message;
+}
+
+// The entry at position_ is a compact operation whose head has arrived; its other words may
+// still be on their way, each on its own (no fence orders them).
+std::optional<channel_message> channel_consumer::try_take_compact() {
+  auto* words = reinterpret_cast<std::uint64_t*>(&protocol::entry_at(view_, position_));
+  protocol::compact_entry entry{};
+  for (std::uint32_t i = 0; i < protocol::compact_words; ++i) {
+    entry.words[i] =
+        protocol::system_atomic<std::uint64_t>(words[i]).load(cuda::memory_order_acquire);
+  }
+  protocol::remote_operation op{};
+  std::uint64_t payload = 0;
+  if (!protocol::decode_compact_operation(entry, position_ + 1, op, payload)) return std::nullopt;
+  // The layout the regular message has (network_proxy::take_operation): the operation and its
+  // source address (none) in the first entry's payload, then the inline payload.
+  std::string text(protocol::entry_payload_bytes, '\0');
+  std::memcpy(text.data(), &op, sizeof op);
+  if (protocol::carries_payload(op)) {
+    text.append(reinterpret_cast<const char*>(&payload), static_cast<std::size_t>(op.size));
+  }
+  channel_message message{protocol::message_type::remote_operation, op.source_rank, 0,
+                          std::move(text)};
+  advance(1);
+  return message;
+}
+
+void channel_consumer::advance(std::uint32_t entries) {
   position_ += entries;
   if (position_ - published_ >= view_.capacity / 4) publish_position();
-  return message;
 }
 
 void channel_consumer::publish_position() {

@@ -31,6 +31,9 @@ class channel_consumer {
   void publish_position();
 
  private:
+  std::optional<channel_message> try_take_compact();
+  void advance(std::uint32_t entries);
+
   protocol::channel_view view_;
   std::uint32_t position_;
   std::uint32_t published_;

@@ -176,7 +176,7 @@ DCUDA_TEST(agent_takes_a_job_only_when_every_word_carries_its_ticket) {
     std::uint64_t& stored = queue->jobs[agent_slot(number)].words[word];
     const std::uint64_t kept = stored;
     stored =
-        agent_job_word(static_cast<std::uint32_t>(kept), agent_ticket(number) - agent_queue_slots);
+        stamped_word(static_cast<std::uint32_t>(kept), agent_ticket(number) - agent_queue_slots);
     DCUDA_CHECK(!agent_take_job(*queue, number, job));
     stored = kept;
   }
