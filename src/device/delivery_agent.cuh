@@ -7,6 +7,7 @@
 
 #include "device/block_copy.cuh"
 #include "device/clock.cuh"
+#include "protocol/agent_board.h"
 #include "protocol/agent_queue.h"
 #include "protocol/device_context.h"
 
@@ -62,11 +63,9 @@ __device__ inline bool agent_job_in_slot(protocol::agent_queue* queue, std::uint
 // a job written just after a read left waits for the next read: half a round trip on average,
 // on top of the round trip of the read that sees it. Warps 1..probers ("probers") each read the
 // slot of the next job, out of step with one another, so some read reaches host memory soon
-// after the job does; the prober that sees the job hands it to warp 0 (the executor) through a
-// mailbox in shared memory. Warp 0 then only polls shared memory.
-
-// At most this many probers; the rest of the block (warp 0 included) runs the copy jobs.
-inline constexpr unsigned agent_max_probers = 3;
+// after the job does; the prober that sees the job hands it to warp 0 (the executor) through its
+// mailbox (protocol/agent_board.h). Warp 0 then only polls the board, in its SM's L1. The rest of
+// the block (warp 0 included) runs the copy jobs.
 
 // Who does what in the agent block.
 struct agent_roles {
@@ -80,7 +79,7 @@ __device__ inline agent_roles agent_roles_of_block() {
   const unsigned warps = blockDim.x / 32;
   // Named barriers count whole warps: probers only in blocks of whole warps.
   const unsigned probers =
-      blockDim.x % 32 == 0 && warps >= 2 ? min(agent_max_probers, warps - 1) : 0u;
+      blockDim.x % 32 == 0 && warps >= 2 ? min(protocol::agent_max_probers, warps - 1) : 0u;
   const unsigned warp = threadIdx.x / 32;
   agent_roles roles{};
   roles.probers = probers;
@@ -99,20 +98,10 @@ __device__ inline void sync_copiers(const agent_roles& roles) {
   }
 }
 
-// A prober's mailbox: the words of job `seen - 1`. The prober stores the words, then `seen` with
-// release; warp 0's lane 0 loads `seen` with acquire, then the words.
-struct agent_mailbox {
-  std::uint64_t words[protocol::agent_job_words];
-  std::uint32_t seen;
-};
-
-// The agent block's shared state.
-struct agent_board {
-  agent_mailbox mailboxes[agent_max_probers];
-  std::uint32_t wanted;           // warp 0: the job the probers look for
-  std::uint32_t stop;             // warp 0: the agent ends; probers leave
-  protocol::agent_job block_job;  // thread 0 -> copiers: the copy job to run
-  std::uint32_t more;             // thread 0 -> copiers: 0 when the agent ends
+// The agent block's shared memory: what thread 0 hands the copiers at their barrier.
+struct agent_shared {
+  protocol::agent_job block_job;  // the copy job to run
+  std::uint32_t more;             // 0 when the agent ends
 };
 
 template <typename T>
@@ -122,9 +111,9 @@ using block_atomic = cuda::atomic_ref<T, cuda::thread_scope_block>;
 // wants another (which it says once it has run job n), so a mailbox is never written while warp 0
 // reads it.
 __device__ inline void probe_for_jobs(const agent_roles& roles, protocol::agent_queue* queue,
-                                      agent_board& board) {
+                                      protocol::agent_board& board) {
   using protocol::agent_job_words;
-  agent_mailbox& box = board.mailboxes[roles.prober];
+  protocol::agent_mailbox& box = board.mailboxes[roles.prober];
   const unsigned lane = threadIdx.x % 32;
   __nanosleep(300 * roles.prober);  // start out of step with the other probers
   std::uint32_t idle = 0;
@@ -155,10 +144,10 @@ __device__ inline void probe_for_jobs(const agent_roles& roles, protocol::agent_
 }
 
 // Warp 0, lane 0 alone: whether a prober has job `number`; when one has, the job.
-__device__ inline bool agent_job_on_board(const agent_roles& roles, agent_board& board,
+__device__ inline bool agent_job_on_board(const agent_roles& roles, protocol::agent_board& board,
                                           std::uint32_t number, protocol::agent_job& job) {
   for (unsigned p = 0; p < roles.probers; ++p) {
-    agent_mailbox& box = board.mailboxes[p];
+    protocol::agent_mailbox& box = board.mailboxes[p];
     if (block_atomic<std::uint32_t>(box.seen).load(cuda::memory_order_acquire) != number + 1u) {
       continue;
     }
@@ -178,11 +167,12 @@ __device__ inline bool agent_job_on_board(const agent_roles& roles, agent_board&
 // Warp 0: waits for job `number` (in lane 0's `job`); false when the ranks have all finished
 // instead (nothing more can come: their last world barrier waited for every delivery).
 __device__ inline bool wait_for_agent_job(const dcuda_context* ctx, const agent_roles& roles,
-                                          agent_board& board, protocol::agent_queue* queue,
-                                          std::uint32_t number, protocol::agent_job& job) {
+                                          protocol::agent_board& board,
+                                          protocol::agent_queue* queue, std::uint32_t number,
+                                          protocol::agent_job& job) {
   const unsigned mask = first_warp_mask();
   // The exits are checked now and then, by lane 0, so the warp decides as one: every 256 reads
-  // of host memory, or every 16384 polls of shared memory (each check is a read of host memory).
+  // of host memory, or every 16384 polls of the board (each check is a read of host memory).
   const std::uint32_t check_every = roles.probers == 0 ? 256u : 16384u;
   const std::uint32_t backoff_after = roles.probers == 0 ? agent_backoff_after_spins : 1u << 24;
   // The probers look for a job only while warp 0 waits for one: during a copy their reads of host
@@ -230,7 +220,7 @@ __device__ inline void complete_agent_job(protocol::agent_queue* queue, std::uin
 // stores), so the latency path has no barrier, until a copy job arrives (true: lane 0 has it in
 // `job`) or the ranks have all finished (false).
 __device__ inline bool take_block_job(const dcuda_context* ctx, const agent_roles& roles,
-                                      agent_board& board, protocol::agent_queue* queue,
+                                      protocol::agent_board& board, protocol::agent_queue* queue,
                                       std::uint32_t& number, protocol::agent_job& job) {
   for (;; ++number) {
     if (!wait_for_agent_job(ctx, roles, board, queue, number, job)) return false;
@@ -249,14 +239,9 @@ __device__ inline bool take_block_job(const dcuda_context* ctx, const agent_role
 
 // Called by every thread of the agent block; never returns to the user's kernel.
 __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
-  __shared__ agent_board board;
+  __shared__ agent_shared shared;
+  protocol::agent_board& board = *ctx->agent_board;  // zeroed by the host before the launch
   const agent_roles roles = agent_roles_of_block();
-  if (threadIdx.x == 0) {
-    for (agent_mailbox& box : board.mailboxes) box.seen = 0;
-    board.wanted = 0;
-    board.stop = 0;
-  }
-  __syncthreads();  // the last barrier of the whole block: probers leave it below
   protocol::agent_queue* queue = ctx->agent_queue;
   if (roles.is_prober) {
     probe_for_jobs(roles, queue, board);
@@ -268,17 +253,17 @@ __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
       protocol::agent_job job{};
       const bool copy = take_block_job(ctx, roles, board, queue, number, job);
       if (threadIdx.x == 0) {
-        board.block_job = job;
-        board.more = copy ? 1u : 0u;
+        shared.block_job = job;
+        shared.more = copy ? 1u : 0u;
         if (!copy) block_atomic<std::uint32_t>(board.stop).store(1u, cuda::memory_order_relaxed);
       }
     }
     sync_copiers(roles);
-    if (board.more == 0u) break;
-    team_copy(roles.copiers, reinterpret_cast<void*>(board.block_job.destination),
-              reinterpret_cast<const void*>(board.block_job.source), board.block_job.bytes);
+    if (shared.more == 0u) break;
+    team_copy(roles.copiers, reinterpret_cast<void*>(shared.block_job.destination),
+              reinterpret_cast<const void*>(shared.block_job.source), shared.block_job.bytes);
     sync_copiers(roles);
-    if (threadIdx.x == 0) complete_agent_job(queue, number, board.block_job);
+    if (threadIdx.x == 0) complete_agent_job(queue, number, shared.block_job);
     ++number;
   }
   asm volatile("exit;");  // leave the kernel: the user's code after dcuda_gpu_init is for ranks
