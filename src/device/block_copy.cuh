@@ -1,28 +1,16 @@
-// Copy by all threads of a block (thesis 4.5), or of a team of its threads: coalesced, as wide as
-// the two pointers' common alignment allows (protocol/copy_plan.h), four vectors in flight per
-// thread before the first store. Nothing is copied when source and destination coincide
-// (overlapping windows).
+// Copy by all threads of a block (thesis 4.5): coalesced, as wide as the two pointers' common
+// alignment allows (protocol/copy_plan.h), four vectors in flight per thread before the first
+// store. Nothing is copied when source and destination coincide (overlapping windows).
 #pragma once
 
 #include "protocol/copy_plan.h"
 
 namespace dcuda::device {
 
-// The threads that share a copy: `size` of them, this one being number `index`.
-struct thread_team {
-  unsigned index;
-  unsigned size;
-};
-
-__device__ inline thread_team whole_block() {
-  return {threadIdx.x, blockDim.x};
-}
-
 template <typename Vector>
-__device__ inline void copy_vectors(const thread_team& team, Vector* dst, const Vector* src,
-                                    std::uint64_t count) {
-  const std::uint64_t stride = team.size;
-  std::uint64_t i = team.index;
+__device__ inline void copy_vectors(Vector* dst, const Vector* src, std::uint64_t count) {
+  const std::uint64_t stride = blockDim.x;
+  std::uint64_t i = threadIdx.x;
   for (; i + 3 * stride < count; i += 4 * stride) {
     const Vector a = src[i];
     const Vector b = src[i + stride];
@@ -36,9 +24,8 @@ __device__ inline void copy_vectors(const thread_team& team, Vector* dst, const 
   for (; i < count; i += stride) dst[i] = src[i];
 }
 
-__device__ inline void copy_bytes(const thread_team& team, char* dst, const char* src,
-                                  std::uint64_t count) {
-  for (std::uint64_t i = team.index; i < count; i += team.size) dst[i] = src[i];
+__device__ inline void copy_bytes(char* dst, const char* src, std::uint64_t count) {
+  for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x) dst[i] = src[i];
 }
 
 // A few bytes by one thread, in the widest units the two pointers' common alignment allows (a
@@ -61,47 +48,39 @@ __device__ inline void thread_copy(void* dst, const void* src, int size) {
   for (; at < size; ++at) d[at] = s[at];
 }
 
-// Called by every thread of `team`; returns before the others may have finished their part.
-__device__ inline void team_copy(const thread_team& team, void* dst, const void* src,
-                                 std::uint64_t size) {
+// Called by all threads of the block; returns before other threads may have finished their part.
+__device__ inline void block_copy(void* dst, const void* src, std::uint64_t size) {
   if (dst == src || size == 0) return;
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
   // Small messages (the latency case): one byte per thread, no plan; a warp's bytes are one
   // coalesced access either way.
-  if (size <= team.size) {
-    if (team.index < size) d[team.index] = s[team.index];
+  if (size <= blockDim.x) {
+    if (threadIdx.x < size) d[threadIdx.x] = s[threadIdx.x];
     return;
   }
   const protocol::copy_plan plan = protocol::plan_copy(reinterpret_cast<std::uint64_t>(s),
                                                        reinterpret_cast<std::uint64_t>(d), size);
-  copy_bytes(team, d, s, plan.head_bytes);
+  copy_bytes(d, s, plan.head_bytes);
   d += plan.head_bytes;
   s += plan.head_bytes;
   switch (plan.vector_bytes) {
     case 16:
-      copy_vectors(team, reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s),
-                   plan.vectors);
+      copy_vectors(reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), plan.vectors);
       break;
     case 8:
-      copy_vectors(team, reinterpret_cast<uint2*>(d), reinterpret_cast<const uint2*>(s),
-                   plan.vectors);
+      copy_vectors(reinterpret_cast<uint2*>(d), reinterpret_cast<const uint2*>(s), plan.vectors);
       break;
     case 4:
-      copy_vectors(team, reinterpret_cast<unsigned*>(d), reinterpret_cast<const unsigned*>(s),
+      copy_vectors(reinterpret_cast<unsigned*>(d), reinterpret_cast<const unsigned*>(s),
                    plan.vectors);
       break;
     default:
-      copy_bytes(team, d, s, plan.vectors);
+      copy_bytes(d, s, plan.vectors);
       break;
   }
   const std::uint64_t body = plan.vectors * plan.vector_bytes;
-  copy_bytes(team, d + body, s + body, plan.tail_bytes);
-}
-
-// Called by all threads of the block; returns before other threads may have finished their part.
-__device__ inline void block_copy(void* dst, const void* src, std::uint64_t size) {
-  team_copy(whole_block(), dst, src, size);
+  copy_bytes(d + body, s + body, plan.tail_bytes);
 }
 
 }  // namespace dcuda::device

@@ -4,7 +4,6 @@
 // memory (mapped) for what the host proxy writes or must read while the kernel runs.
 #pragma once
 
-#include "protocol/agent_board.h"
 #include "protocol/agent_queue.h"
 #include "protocol/command_channel.h"
 #include "protocol/error_report.h"
@@ -27,13 +26,12 @@ struct dcuda_context {
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 
   // Device memory, written by device atomics.
-  std::uint32_t* device_notifications;        // [device_ranks][256]
-  std::uint32_t* barrier_arrivals;            // DCUDA_COMM_DEVICE barrier counter
-  std::uint32_t* first_error;                 // 0 until one thread claims the right to report
-  dcuda::protocol::window_entry* windows;     // [max_windows][world_size], by world rank
-  dcuda::protocol::rank_route* rank_routes;   // [world_size], written once at dcuda_host_init
-  std::uint32_t* finished_ranks;              // ranks past dcuda_gpu_finish: the agent then ends
-  dcuda::protocol::agent_board* agent_board;  // the agent's probers -> its warp 0
+  std::uint32_t* device_notifications;       // [device_ranks][256]
+  std::uint32_t* barrier_arrivals;           // DCUDA_COMM_DEVICE barrier counter
+  std::uint32_t* first_error;                // 0 until one thread claims the right to report
+  dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
+  dcuda::protocol::rank_route* rank_routes;  // [world_size], written once at dcuda_host_init
+  std::uint32_t* finished_ranks;             // ranks past dcuda_gpu_finish: the agent then ends
 
   // Host memory mapped into the device.
   std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered

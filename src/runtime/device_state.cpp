@@ -27,7 +27,6 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
       windows_(static_cast<std::size_t>(shape.world_size) * protocol::max_windows),
       rank_routes_(static_cast<std::size_t>(shape.world_size)),
       context_device_(1),
-      agent_board_(1),
       host_acks_(static_cast<std::size_t>(shape.device_ranks)),
       host_words_(host_word_count),
       wait_records_(static_cast<std::size_t>(shape.device_ranks)),
@@ -47,7 +46,6 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
   context_.device_notifications = device_notifications_.get();
   context_.finished_ranks = device_words_.get() + finished_word;
   context_.agent_queue = agent_queue_.device();
-  context_.agent_board = agent_board_.get();
   context_.barrier_arrivals = device_words_.get() + barrier_word;
   context_.first_error = device_words_.get() + first_error_word;
   context_.windows = windows_.get();
@@ -85,7 +83,6 @@ void device_state::prepare_run(void* user_data, cudaStream_t stream) {
   device_notifications_.zero_async(stream);
   device_words_.zero_async(stream);
   windows_.zero_async(stream);
-  agent_board_.zero_async(stream);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),
                                    cudaMemcpyHostToDevice, stream));
   host_acks_.zero();

@@ -63,7 +63,6 @@ class device_state {
   device_array<protocol::window_entry> windows_;
   device_array<protocol::rank_route> rank_routes_;
   device_array<dcuda_context> context_device_;
-  device_array<protocol::agent_board> agent_board_;
 
   mapped_array<std::uint32_t> host_acks_;
   mapped_array<std::uint32_t> host_words_;  // abort flag, 2 consumer positions
