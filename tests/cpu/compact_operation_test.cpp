@@ -9,21 +9,14 @@
 
 #include "protocol/compact_operation.h"
 #include "runtime/channel_consumer.h"
+#include "host_channel.h"
 #include "test_main.h"
 
 namespace {
 
 using namespace dcuda::protocol;
 
-struct host_channel {
-  explicit host_channel(std::uint32_t capacity, std::uint32_t start = 0)
-      : entries(capacity), ticket(start), consumed(start), seen(start) {
-    view = {entries.data(), capacity, &ticket, &consumed, &seen};
-  }
-  std::vector<channel_entry> entries;
-  std::uint32_t ticket, consumed, seen;
-  channel_view view{};
-};
+using dcuda_test::host_channel;
 
 std::uint64_t* words_of(const channel_view& channel, std::uint32_t ticket) {
   return reinterpret_cast<std::uint64_t*>(&entry_at(channel, ticket));
