@@ -81,19 +81,12 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
   const bool wants_acknowledgement = has_payload && !inline_payload;
   const auto* from = static_cast<const char*>(buffer);
 
-  if (fits_compact_entry(kind, size)) {
-    // The latency path: thread 0 alone, no barrier and no fence before the message leaves.
-    if (threadIdx.x == 0) send_compact_operation(gst, call, op, buffer);
-    // After the message has left: thread 0 has read the payload (the rank may reuse its buffer),
-    // and every thread has read the route cache that thread 0 updates after a put
-    // (notified_access.cuh). A notify has neither.
-    if (kind != operation_kind::notify) __syncthreads();
-    return;
-  }
-
   if (!inline_payload || size <= single_thread_payload_limit) {
-    // The latency path: thread 0 alone, no barrier before the message leaves.
-    if (threadIdx.x == 0) {
+    // The latency path: thread 0 alone, no barrier before the message leaves; a notify or a
+    // payload of up to 8 B as a compact entry, without a fence either.
+    if (threadIdx.x == 0 && fits_compact_entry(kind, size)) {
+      send_compact_operation(gst, call, op, buffer);
+    } else if (threadIdx.x == 0) {
       const std::uint32_t first = reserve_channel(gst, channel, n, call, 0, true);
       if (inline_payload) {
         volatile channel_entry& entry = entry_at(channel, first + 1);
