@@ -46,6 +46,8 @@ mpi_engine::mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& s
   DCUDA_MPI_CHECK(MPI_Comm_size(comm_, &processes));
   incoming_.resize(static_cast<std::size_t>(processes));
   held_.resize(static_cast<std::size_t>(processes));
+  claimed_.resize(static_cast<std::size_t>(processes));
+  chunks_owed_.assign(static_cast<std::size_t>(processes), 0);
   headers_sent_to_.assign(static_cast<std::size_t>(processes), 0);
   headers_received_from_.assign(static_cast<std::size_t>(processes), 0);
   delivered_from_.assign(static_cast<std::size_t>(processes), 0);
@@ -97,6 +99,12 @@ void mpi_engine::post(const remote_operation& op, const void* payload) {
   }
 }
 
+std::size_t mpi_engine::chunks_of(const remote_operation& op) const {
+  const auto size = static_cast<std::size_t>(op.size);
+  if (!carries_payload(op) || size <= header_payload_bytes) return 0;
+  return (size + chunk_bytes_ - 1) / chunk_bytes_;
+}
+
 void mpi_engine::accept(const header_message& header, int source_process) {
   const remote_operation& op = header.op;
   ++headers_received_from_[static_cast<std::size_t>(source_process)];
@@ -105,23 +113,47 @@ void mpi_engine::accept(const header_message& header, int source_process) {
   if (!carries_payload(op)) return;
   auto* destination = static_cast<char*>(sink_.landing_address(op));
   in.landing = destination;
+  const auto size = static_cast<std::size_t>(op.size);
   if (destination == nullptr) {
+    // Its chunks are still received (into a buffer of its own), so that they are not taken for
+    // the chunks of the next operation from the same source.
+    in.refused = true;
+    in.drained.resize(chunks_of(op) > 0 ? size : 0);
+    receive_payload(in, source_process, in.drained.data());
     throw runtime::error("mpi_engine: " + describe(op) +
                          " does not fit the target's window; it was refused");
   }
-  const auto size = static_cast<std::size_t>(op.size);
   if (size <= header_payload_bytes) {
     std::memcpy(destination, header.payload, size);  // landed with its header
     return;
   }
-  for (std::size_t at = 0; at < size; at += chunk_bytes_) {
+  receive_payload(in, source_process, destination);
+}
+
+// The chunks of the oldest accepted operation are the next ones from its source: those already
+// claimed first, then receives for those still to come.
+void mpi_engine::receive_payload(incoming& in, int source_process, char* destination) {
+  const auto source = static_cast<std::size_t>(source_process);
+  const auto size = static_cast<std::size_t>(in.op.size);
+  for (std::size_t chunk = 0; chunk < chunks_of(in.op); ++chunk) {
+    const std::size_t at = chunk * chunk_bytes_;
     const int count = static_cast<int>(std::min(chunk_bytes_, size - at));
     in.requests.emplace_back();
-    DCUDA_MPI_CHECK(MPI_Irecv(destination + at, count, MPI_BYTE, source_process, payload_tag, comm_,
-                              &in.requests.back()));
+    if (!claimed_[source].empty()) {
+      DCUDA_MPI_CHECK(MPI_Imrecv(destination + at, count, MPI_BYTE, &claimed_[source].front(),
+                                 &in.requests.back()));
+      claimed_[source].pop_front();
+    } else {
+      DCUDA_MPI_CHECK(MPI_Irecv(destination + at, count, MPI_BYTE, source_process, payload_tag,
+                                comm_, &in.requests.back()));
+      --chunks_owed_[source];
+    }
   }
 }
 
+// Each header is offered to the sink at once (on the latency path it is accepted and its receives
+// are posted); one that stays held has its payload claimed at once, so that the receive of the
+// following header scans at most this operation's chunks.
 bool mpi_engine::take_headers() {
   bool any = false;
   for (;;) {
@@ -130,22 +162,52 @@ bool mpi_engine::take_headers() {
     DCUDA_MPI_CHECK(MPI_Test(&header_request_, &arrived, &status));
     if (!arrived) return any;
     any = true;
-    held_[static_cast<std::size_t>(status.MPI_SOURCE)].push_back(header_buffer_);
-    post_header_receive();
+    const auto source = static_cast<std::size_t>(status.MPI_SOURCE);
+    held_[source].push_back(header_buffer_);
+    chunks_owed_[source] += static_cast<long long>(chunks_of(header_buffer_.op));
+    post_header_receive();  // first: accept may throw
+    accept_held_from(source);
+    claim_payloads_from(source);
   }
+}
+
+bool mpi_engine::accept_held_from(std::size_t source) {
+  bool any = false;
+  auto& held = held_[source];
+  while (!held.empty() && sink_.ready_for(held.front().op)) {
+    const header_message header = held.front();
+    held.pop_front();  // before accept, which may throw: the engine stays consistent
+    accept(header, static_cast<int>(source));
+    any = true;
+  }
+  return any;
 }
 
 bool mpi_engine::accept_held() {
   bool any = false;
-  for (std::size_t p = 0; p < held_.size(); ++p) {
-    auto& held = held_[p];
-    while (!held.empty() && sink_.ready_for(held.front().op)) {
-      const header_message header = held.front();
-      held.pop_front();  // before accept, which may throw: the engine stays consistent
-      accept(header, static_cast<int>(p));
-      any = true;
-    }
+  for (std::size_t p = 0; p < held_.size(); ++p) any = accept_held_from(p) || any;
+  return any;
+}
+
+bool mpi_engine::claim_payloads_from(std::size_t source) {
+  bool any = false;
+  while (chunks_owed_[source] > 0) {
+    int found = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    DCUDA_MPI_CHECK(MPI_Improbe(static_cast<int>(source), payload_tag, comm_, &found, &message,
+                                MPI_STATUS_IGNORE));
+    if (!found) break;
+    claimed_[source].push_back(message);
+    --chunks_owed_[source];
+    any = true;
   }
+  return any;
+}
+
+// Chunks of held headers that arrived after their header was taken.
+bool mpi_engine::claim_payloads() {
+  bool any = false;
+  for (std::size_t p = 0; p < claimed_.size(); ++p) any = claim_payloads_from(p) || any;
   return any;
 }
 
@@ -154,7 +216,9 @@ bool mpi_engine::deliver_landed() {
   for (std::size_t p = 0; p < incoming_.size(); ++p) {
     auto& from_source = incoming_[p];
     while (!from_source.empty() && all_done(from_source.front().requests)) {
-      sink_.landed(from_source.front().op, from_source.front().landing);
+      if (!from_source.front().refused) {
+        sink_.landed(from_source.front().op, from_source.front().landing);
+      }
       from_source.pop_front();
       ++delivered_from_[p];
       any = true;
@@ -176,6 +240,7 @@ bool mpi_engine::complete_sends() {
 bool mpi_engine::progress() {
   const bool headers = take_headers();
   const bool accepted = accept_held();
+  const bool claimed = claim_payloads();
   const bool landed = deliver_landed();
   const bool sent = complete_sends();
   // Probing for announcements is an MPI call with progress of its own (a few hundred ns) on the
@@ -184,7 +249,7 @@ bool mpi_engine::progress() {
   const bool in_collective = announcements_.contains(collectives_begun_);
   const bool announced =
       (in_collective || ++progress_calls_ % quiet_probe_interval == 0) && take_announcements();
-  return headers || accepted || landed || sent || announced;
+  return headers || accepted || claimed || landed || sent || announced;
 }
 
 void mpi_engine::begin_collective(std::int32_t call, std::vector<char> bytes) {

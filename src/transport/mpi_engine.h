@@ -104,6 +104,8 @@ class mpi_engine {
     remote_operation op;
     void* landing = nullptr;            // where the payload goes
     std::vector<MPI_Request> requests;  // payload chunks
+    bool refused = false;               // its chunks are drained into `drained`, never landed
+    std::vector<char> drained;
   };
 
   struct announcement {
@@ -121,9 +123,14 @@ class mpi_engine {
   bool take_headers();
   bool take_announcements();
   bool accept_held();
+  bool accept_held_from(std::size_t source);
+  bool claim_payloads();
+  bool claim_payloads_from(std::size_t source);
   bool deliver_landed();
   void post_header_receive();
   void accept(const header_message& header, int source_process);
+  void receive_payload(incoming& in, int source_process, char* destination);
+  std::size_t chunks_of(const remote_operation& op) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int process_index_ = 0;
@@ -134,6 +141,13 @@ class mpi_engine {
   std::deque<outgoing> outgoing_;
   std::vector<std::deque<incoming>> incoming_;    // per source process, in issue order
   std::vector<std::deque<header_message>> held_;  // per source: headers not yet accepted
+  // The payload chunks of held headers, claimed (MPI_Improbe) as they arrive. Left unclaimed
+  // they would wait in MPI's unexpected-message queue, which every receive posted for the next
+  // header scans from the front: with thousands of operations held (a delivery agent slower than
+  // the link) each header cost hundreds of microseconds (docs/performance.md, "The all-ranks
+  // network stall").
+  std::vector<std::deque<MPI_Message>> claimed_;  // per source, in arrival order
+  std::vector<long long> chunks_owed_;  // per source: chunks of held headers not yet claimed
   header_message header_buffer_{};
   MPI_Request header_request_ = MPI_REQUEST_NULL;
   std::vector<long long> headers_sent_to_;        // per process

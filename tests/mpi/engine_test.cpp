@@ -42,6 +42,7 @@ class host_ranks : public transport::delivery {
     }
   }
 
+  bool ready_for(const remote_operation& op) override { return !hold || !hold(op); }
   void* landing_address(const remote_operation& op) override {
     const int local = op.target_rank - start_;
     if (local < 0 || local >= count_ || op.window < 0 || op.window > 1) return nullptr;
@@ -69,6 +70,7 @@ class host_ranks : public transport::delivery {
   const std::vector<remote_operation>& sent_operations() const { return sent_; }
 
   std::function<void(const remote_operation&)> on_notify;
+  std::function<bool(const remote_operation&)> hold;  // true: not now (a busy delivery agent)
   int wrong_landings = 0;  // landed() named another address than landing_address() gave
 
  private:
@@ -205,6 +207,54 @@ DCUDA_TEST(notifications_arrive_after_all_earlier_data_of_their_source) {
   DCUDA_CHECK_EQ(ranks.notifications(0, 0), 0u);  // a plain put notifies nobody
 }
 
+// The receiver takes only one operation in eight offers, as a busy delivery agent does, while the
+// sender posts a burst: thousands of headers wait, and their payload chunks (claimed from MPI as
+// they arrive) must still land in the right operation, in order.
+DCUDA_TEST(a_held_backlog_delivers_every_chunk_to_its_own_operation) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 1024);  // 3000 B: 3 chunks
+  const int me = mpi_test::process_index();
+  const int next = (me + 1) % mpi_test::process_count();
+  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const int source = layout.rank_start(me), target = layout.rank_start(next);
+  std::uint64_t offers = 0;
+  ranks.hold = [&](const remote_operation&) { return ++offers % 8 != 0; };
+  std::uint32_t last_id = 0;
+  int order_violations = 0;
+  ranks.on_notify = [&](const remote_operation& op) {
+    if (op.operation_id <= last_id) ++order_violations;
+    last_id = op.operation_id;
+  };
+  // Sizes cycle through one header-only, one single-chunk and one three-chunk payload; operation
+  // i writes its own 3000-byte slot of window 0.
+  constexpr std::uint32_t operations = 3000;
+  const auto size_of = [](std::uint32_t id) -> std::size_t {
+    return id % 3 == 0 ? 100 : id % 3 == 1 ? 700 : 3000;
+  };
+  std::vector<std::vector<unsigned char>> sources;
+  for (std::uint32_t id = 1; id <= operations; ++id)
+    sources.push_back(payload(source, id, size_of(id)));
+  for (std::uint32_t id = 1; id <= operations; ++id) {
+    engine.post(operation(operation_kind::put_notify, source, target, 0,
+                          static_cast<std::int64_t>(id) * 3000,
+                          static_cast<std::int64_t>(size_of(id)), 6, id),
+                sources[id - 1].data());
+  }
+  engine.quiesce();
+  DCUDA_CHECK_EQ(ranks.notifications(0, 6), operations);
+  DCUDA_CHECK_EQ(order_violations, 0);
+  int wrong = 0;
+  for (std::uint32_t id = 1; id <= operations; ++id) {
+    if (!holds_pattern(ranks.window(0, 0).data() + static_cast<std::size_t>(id) * 3000,
+                       layout.rank_start(previous), id, size_of(id))) {
+      ++wrong;
+    }
+  }
+  DCUDA_CHECK_EQ(wrong, 0);
+  DCUDA_CHECK_EQ(ranks.wrong_landings, 0);
+}
+
 DCUDA_TEST(sources_are_reusable_once_reported_sent_in_posting_order) {
   const auto layout = test_layout();
   host_ranks ranks(layout);
@@ -242,7 +292,7 @@ DCUDA_TEST(sources_are_reusable_once_reported_sent_in_posting_order) {
 DCUDA_TEST(a_put_outside_the_target_window_is_refused_by_name) {
   const auto layout = test_layout();
   host_ranks ranks(layout);
-  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 16u << 10);
   const int me = mpi_test::process_index();
   const int next = (me + 1) % mpi_test::process_count();
   const auto bytes = payload(0, 1, 64);
@@ -260,6 +310,30 @@ DCUDA_TEST(a_put_outside_the_target_window_is_refused_by_name) {
   DCUDA_CHECK(refusal.find("operation 77 of rank") != std::string::npos);
   DCUDA_CHECK(refusal.find("does not fit the target's window") != std::string::npos);
   engine.quiesce();  // the engine stays usable after a refusal
+
+  // A refused payload of several chunks: its chunks are drained, not taken for the next
+  // operation's.
+  const auto refused_bytes = payload(0, 2, small_window + 4096);
+  const auto next_bytes = payload(layout.rank_start(me), 3, 5000);
+  engine.post(operation(operation_kind::put_notify, layout.rank_start(me), layout.rank_start(next),
+                        1, 0, static_cast<std::int64_t>(refused_bytes.size()), 2, 78),
+              refused_bytes.data());
+  engine.post(operation(operation_kind::put_notify, layout.rank_start(me), layout.rank_start(next),
+                        0, 0, 5000, 3, 79),
+              next_bytes.data());
+  refusal.clear();
+  while (ranks.notifications(0, 3) == 0) {
+    try {
+      if (!engine.progress()) std::this_thread::yield();
+    } catch (const runtime::error& e) {
+      refusal = e.what();
+    }
+  }
+  DCUDA_CHECK(refusal.find("operation 78 of rank") != std::string::npos);
+  DCUDA_CHECK_EQ(ranks.notifications(0, 2), 0u);  // the refused one never counts as landed
+  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  DCUDA_CHECK(holds_pattern(ranks.window(0, 0).data(), layout.rank_start(previous), 3, 5000));
+  engine.quiesce();
 
   bool refused_own = false;
   try {
