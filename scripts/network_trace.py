@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a network operation's time goes, from the files DCUDA_NETWORK_TRACE=<prefix> writes.
 
-Usage: python3 scripts/network_trace.py <prefix>   (reads <prefix>.<process>.csv of every process)
+Usage: python3 scripts/network_trace.py [--stalls] <prefix>
+  (reads <prefix>.<process>.csv of every process)
 
 Operations from one rank to another pass the hops in issue order, so the k-th operation of a
 (source, target) pair is matched across the processes' files by k. Printed per hop: the median,
@@ -9,6 +10,10 @@ Operations from one rank to another pass the hops in issue order, so the k-th op
 handing an operation to the delivery agent until the same proxy takes the next operation the
 target rank issues: the agent, the rank's wait, its next call and the command channel. In a
 ping-pong, one way = source proxy + network + target proxy + device turnaround.
+
+--stalls prints, per process and hop, how many events there were over how long and the longest
+quiet spells between two events of that hop, with what the other hops of the process did meanwhile:
+a hop that stops while the one before it goes on is where operations wait.
 """
 import bisect
 import csv
@@ -70,7 +75,44 @@ def summary(spans):
     return "\n".join(lines)
 
 
+def stalls(prefix, shown=5):
+    lines = []
+    for name in sorted(glob.glob(glob.escape(prefix) + ".*.csv")):
+        by_hop = defaultdict(list)
+        with open(name, newline="") as f:
+            for row in csv.DictReader(f):
+                by_hop[row["hop"]].append(int(row["ns"]))
+        if not by_hop:
+            continue
+        for times in by_hop.values():
+            times.sort()
+        lines.append(f"{name}:")
+        for hop in HOPS:
+            times = by_hop.get(hop, [])
+            if len(times) < 2:
+                continue
+            span = (times[-1] - times[0]) / 1e6
+            lines.append(f"  {hop:9s} {len(times):8d} events over {span:10.1f} ms; longest quiet spells:")
+            gaps = sorted(((times[i + 1] - times[i], times[i]) for i in range(len(times) - 1)),
+                          reverse=True)[:shown]
+            for gap, at in gaps:
+                others = []
+                for other in HOPS:
+                    if other == hop or other not in by_hop:
+                        continue
+                    o = by_hop[other]
+                    n = bisect.bisect_left(o, at + gap) - bisect.bisect_right(o, at)
+                    others.append(f"{other} {n}")
+                start = (at - times[0]) / 1e6
+                lines.append(f"    {gap / 1e6:9.2f} ms from {start:9.1f} ms; meanwhile " + ", ".join(others))
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--stalls"] and len(arguments) == 2:
+        print(stalls(arguments[1]))
+    elif len(arguments) == 1:
+        print(summary(intervals(*read(arguments[0]))))
+    else:
         sys.exit(__doc__)
-    print(summary(intervals(*read(sys.argv[1]))))

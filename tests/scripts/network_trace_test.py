@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/network_trace.py on a hand-made ping-pong of two operations each way between rank 0
-(process 0) and rank 9 (process 1): every hop's median must come out as constructed."""
+(process 0) and rank 9 (process 1): every hop's median must come out as constructed, and the quiet
+spells of --stalls."""
 import importlib.util
 import os
 import sys
@@ -30,6 +31,7 @@ with tempfile.TemporaryDirectory() as directory:
             for hop, ns, source, target in events:
                 f.write(f"{hop},{ns},{source},{target},2,4\n")
     spans = trace.intervals(*trace.read(prefix))
+    quiet = trace.stalls(prefix)
 
 expected = {
     "source proxy (taken -> posted)": (4, 300),
@@ -42,6 +44,14 @@ for name, (count, ns) in expected.items():
     values = spans.get(name, [])
     if len(values) != count or any(v != ns for v in values):
         print(f"FAIL {name}: expected {count} x {ns} ns, got {values}")
+        failed = True
+# --stalls: process 0 takes operations at 0 and 13000 ns (k = 0, 2), and meanwhile posts one (the
+# first, at 300 ns) and receives one (k = 1: arrived at 7800 ns, handed to the agent at 8000).
+taken_line = "  taken            2 events over        0.0 ms; longest quiet spells:"
+spell_line = "         0.01 ms from       0.0 ms; meanwhile posted 1, arrived 1, to_agent 1"
+for line in (taken_line, spell_line):
+    if line not in quiet.splitlines():
+        print(f"FAIL --stalls: no line {line!r} in\n{quiet}")
         failed = True
 print(trace.summary(spans))
 sys.exit(1 if failed else 0)
