@@ -8,19 +8,15 @@ namespace dcuda::device {
 
 // Reserves `n` consecutive entries of `channel`, waiting while the host has not drained enough.
 // The consumer position is read from host memory only when the cached copy says the ring is
-// full, so a send costs one device atomic and the entry's stores, not a PCIe round trip.
+// full (and then by one waiting rank at a time), so a send costs one device atomic and the
+// entry's stores, not a PCIe round trip.
 __device__ inline std::uint32_t reserve_channel(dcuda_state& gst,
                                                 const protocol::channel_view& channel,
                                                 std::uint32_t n, protocol::call call,
                                                 std::int32_t channel_id, bool may_report) {
   const std::uint32_t ticket = protocol::reserve_entries(channel, n);
-  std::uint32_t* seen = channel.consumed_seen;
   const auto has_room = [&](std::uint32_t& consumed) {
-    consumed = protocol::device_atomic<std::uint32_t>(*seen).load(cuda::memory_order_relaxed);
-    if (protocol::entries_free(ticket, n, consumed, channel.capacity)) return true;
-    consumed = protocol::read_consumed(channel);
-    protocol::device_atomic<std::uint32_t>(*seen).store(consumed, cuda::memory_order_relaxed);
-    return protocol::entries_free(ticket, n, consumed, channel.capacity);
+    return protocol::producer_has_room(channel, ticket, n, consumed);
   };
   if (may_report) {
     spin_until(gst, wait_description{call, protocol::wait_kind::channel_room, channel_id, n},

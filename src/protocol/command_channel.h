@@ -9,6 +9,9 @@
 //                   (every quarter ring, and whenever it runs dry); producers read it only when
 //                   the ring looks full (through a cached copy in device memory), so a full ring
 //                   makes producers wait and nothing is lost.
+//   consumed_poller device memory; while the ring is full, the one producer that holds it reads
+//                   `consumed` over PCIe and refreshes the cached copy, the others watch the copy
+//                   (producer_has_room).
 // A message of n entries reserves n consecutive tickets at once, so the consumer reads it
 // contiguously even when other producers interleave.
 #pragma once
@@ -46,11 +49,12 @@ struct channel_entry {
 static_assert(sizeof(channel_entry) == entry_bytes);
 
 struct channel_view {
-  channel_entry* entries;        // capacity entries, host memory
-  std::uint32_t capacity;        // power of two
-  std::uint32_t* ticket;         // producers' counter
-  std::uint32_t* consumed;       // consumer's published position (host memory)
-  std::uint32_t* consumed_seen;  // producers' cached copy of `consumed` (device memory)
+  channel_entry* entries;          // capacity entries, host memory
+  std::uint32_t capacity;          // power of two
+  std::uint32_t* ticket;           // producers' counter
+  std::uint32_t* consumed;         // consumer's published position (host memory)
+  std::uint32_t* consumed_seen;    // producers' cached copy of `consumed` (device memory)
+  std::uint32_t* consumed_poller;  // 1 while a producer reads `consumed` (device memory)
 };
 
 DCUDA_HD constexpr std::uint32_t entries_for_bytes(std::uint32_t bytes) {
@@ -70,6 +74,25 @@ DCUDA_HD constexpr bool entries_free(std::uint32_t ticket, std::uint32_t n, std:
 
 DCUDA_HD inline std::uint32_t read_consumed(const channel_view& channel) {
   return system_atomic<std::uint32_t>(*channel.consumed).load(cuda::memory_order_acquire);
+}
+
+// A producer's check for room for entries [ticket, ticket + n); `consumed` is set to the position
+// it went by. The cached copy answers when it can. Otherwise one producer at a time reads the
+// consumer's position over PCIe: when 131 ranks of an H200 all did so while the ring was full,
+// their reads crowded out the delivery agent's, and each of its jobs took ~200 us instead of a
+// few (docs/performance.md, "The all-ranks network stall"). Pollers are serialised, so the
+// cached copy, refreshed only by them, never goes backwards.
+DCUDA_HD inline bool producer_has_room(const channel_view& channel, std::uint32_t ticket,
+                                       std::uint32_t n, std::uint32_t& consumed) {
+  auto cached = device_atomic<std::uint32_t>(*channel.consumed_seen);
+  consumed = cached.load(cuda::memory_order_relaxed);
+  if (entries_free(ticket, n, consumed, channel.capacity)) return true;
+  auto poller = device_atomic<std::uint32_t>(*channel.consumed_poller);
+  if (poller.exchange(1u, cuda::memory_order_acquire) != 0u) return false;  // another one reads
+  consumed = read_consumed(channel);
+  cached.store(consumed, cuda::memory_order_relaxed);
+  poller.store(0u, cuda::memory_order_release);
+  return entries_free(ticket, n, consumed, channel.capacity);
 }
 
 DCUDA_HD inline channel_entry& entry_at(const channel_view& channel, std::uint32_t ticket) {

@@ -13,6 +13,8 @@ enum device_word {
   log_ticket,
   command_seen,
   log_seen,
+  command_poller,
+  log_poller,
   finished_word,
   device_word_count
 };
@@ -56,11 +58,18 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
   context_.abort_requested = host_words_.device() + abort_word;
   context_.wait_records = wait_records_.device();
   context_.error = error_.device();
-  context_.commands = {command_entries_.device(), command_capacity,
+  context_.commands = {command_entries_.device(),
+                       command_capacity,
                        device_words_.get() + command_ticket,
-                       host_words_.device() + command_consumed, device_words_.get() + command_seen};
-  context_.logs = {log_entries_.device(), log_capacity, device_words_.get() + log_ticket,
-                   host_words_.device() + log_consumed, device_words_.get() + log_seen};
+                       host_words_.device() + command_consumed,
+                       device_words_.get() + command_seen,
+                       device_words_.get() + command_poller};
+  context_.logs = {log_entries_.device(),
+                   log_capacity,
+                   device_words_.get() + log_ticket,
+                   host_words_.device() + log_consumed,
+                   device_words_.get() + log_seen,
+                   device_words_.get() + log_poller};
   context_.report_wait_after_ns = static_cast<std::uint64_t>(report_wait_after_s * 1e9);
 }
 
@@ -102,12 +111,21 @@ void device_state::request_abort() const {
 }
 
 protocol::channel_view device_state::command_channel() const {
-  return {command_entries_.host(), command_capacity, nullptr, host_words_.host() + command_consumed,
+  return {command_entries_.host(),
+          command_capacity,
+          nullptr,
+          host_words_.host() + command_consumed,
+          nullptr,
           nullptr};
 }
 
 protocol::channel_view device_state::log_channel() const {
-  return {log_entries_.host(), log_capacity, nullptr, host_words_.host() + log_consumed, nullptr};
+  return {log_entries_.host(),
+          log_capacity,
+          nullptr,
+          host_words_.host() + log_consumed,
+          nullptr,
+          nullptr};
 }
 
 }  // namespace dcuda::runtime

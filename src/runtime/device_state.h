@@ -58,7 +58,7 @@ class device_state {
   dcuda_context context_{};  // as sent to the device (device pointers)
 
   device_array<std::uint32_t> device_notifications_;
-  // barrier, first_error, 2 tickets, 2 cached positions, finished ranks
+  // barrier, first_error, 2 tickets, 2 cached positions, 2 poller flags, finished ranks
   device_array<std::uint32_t> device_words_;
   device_array<protocol::window_entry> windows_;
   device_array<protocol::rank_route> rank_routes_;

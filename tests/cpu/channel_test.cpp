@@ -26,9 +26,8 @@ std::string piece(int producer, int serial) {
 // A producer as the device runs it: reserve, wait for room, fill, publish.
 void send(const channel_view& channel, int producer, int serial, std::uint32_t n) {
   const std::uint32_t first = reserve_entries(channel, n);
-  while (!entries_free(first, n, read_consumed(channel), channel.capacity)) {
-    std::this_thread::yield();
-  }
+  std::uint32_t consumed = 0;
+  while (!producer_has_room(channel, first, n, consumed)) std::this_thread::yield();
   for (std::uint32_t i = 0; i < n; ++i) {
     channel_entry& entry = entry_at(channel, first + i);
     entry.type = static_cast<std::uint16_t>(message_type::log_line);
@@ -128,4 +127,26 @@ DCUDA_TEST(channel_incomplete_message_is_not_taken) {
   DCUDA_CHECK(!reader.try_take().has_value());
   publish_entry(entry_at(channel.view, first + 1), first + 1);
   DCUDA_CHECK(reader.try_take().has_value());
+}
+
+// While the ring is full, only the producer holding the poller flag reads the consumer's position;
+// the others go by the cached copy until that producer has refreshed it.
+DCUDA_TEST(channel_full_ring_is_polled_by_one_producer_at_a_time) {
+  host_channel channel(4);
+  const std::uint32_t first = reserve_entries(channel.view, 4);
+  const std::uint32_t waiting = reserve_entries(channel.view, 1);  // needs entry `first` freed
+  std::uint32_t consumed = 0;
+  DCUDA_CHECK(producer_has_room(channel.view, first, 4, consumed));
+  DCUDA_CHECK(!producer_has_room(channel.view, waiting, 1, consumed));
+  DCUDA_CHECK_EQ(channel.poller, 0u);  // released after the read
+
+  publish_consumed(channel.view, 1);  // the consumer has taken one entry
+  channel.poller = 1;                 // another producer is reading
+  DCUDA_CHECK(!producer_has_room(channel.view, waiting, 1, consumed));
+  DCUDA_CHECK_EQ(consumed, 0u);  // it went by the stale cached copy
+  channel.poller = 0;
+  DCUDA_CHECK(producer_has_room(channel.view, waiting, 1, consumed));
+  DCUDA_CHECK_EQ(consumed, 1u);
+  DCUDA_CHECK_EQ(channel.seen, 1u);  // refreshed for the others
+  DCUDA_CHECK_EQ(channel.poller, 0u);
 }

@@ -161,9 +161,8 @@ DCUDA_TEST(compact_and_regular_entries_keep_each_producers_order) {
       for (int s = 0; s < per_producer; ++s) {
         const std::uint32_t n = s % 3 == 0 ? 2u : 1u;
         const std::uint32_t first = reserve_entries(channel.view, n);
-        while (!entries_free(first, n, read_consumed(channel.view), channel.view.capacity)) {
-          std::this_thread::yield();
-        }
+        std::uint32_t consumed = 0;
+        while (!producer_has_room(channel.view, first, n, consumed)) std::this_thread::yield();
         remote_operation op = put_notify(p, 0, 0, s, 8, p);
         const auto payload = static_cast<std::uint64_t>(s) << 8 | static_cast<std::uint64_t>(p);
         if (n == 1) {
