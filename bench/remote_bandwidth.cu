@@ -68,6 +68,18 @@ struct selection {
   bool measures(enum senders who) const { return senders[static_cast<int>(who)]; }
 };
 
+// --option=first|second: only the one named is measured (flags are indexed as the enum).
+void choose_one(const char* option, const std::string& value, const char* first, const char* second,
+                bool (&flags)[2]) {
+  if (value != first && value != second) {
+    std::fprintf(stderr, "%s: %s=%s: expected %s or %s\n", benchmark, option, value.c_str(), first,
+                 second);
+    std::exit(2);
+  }
+  flags[0] = value == first;
+  flags[1] = value == second;
+}
+
 // Takes --path, --senders and --sizes out of the arguments meant for dcuda.
 selection select_cases(options& command_line) {
   selection chosen;
@@ -77,19 +89,9 @@ selection select_cases(options& command_line) {
   };
   for (const std::string& argument : command_line.dcuda_arguments) {
     if (const std::string v = value_of(argument, "--path"); !v.empty()) {
-      if (v != "peer" && v != "network") {
-        std::fprintf(stderr, "%s: --path=%s: expected peer or network\n", benchmark, v.c_str());
-        std::exit(2);
-      }
-      chosen.paths[static_cast<int>(path::peer)] = v == "peer";
-      chosen.paths[static_cast<int>(path::network)] = v == "network";
+      choose_one("--path", v, "peer", "network", chosen.paths);
     } else if (const std::string w = value_of(argument, "--senders"); !w.empty()) {
-      if (w != "one" && w != "all") {
-        std::fprintf(stderr, "%s: --senders=%s: expected one or all\n", benchmark, w.c_str());
-        std::exit(2);
-      }
-      chosen.senders[static_cast<int>(senders::one_pair)] = w == "one";
-      chosen.senders[static_cast<int>(senders::all_ranks)] = w == "all";
+      choose_one("--senders", w, "one", "all", chosen.senders);
     } else if (const std::string list = value_of(argument, "--sizes"); !list.empty()) {
       chosen.sizes.clear();
       std::size_t at = 0;
