@@ -25,7 +25,7 @@
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/message_sizes.h"
-#include "common/payload.cuh"
+#include "common/notified_passes.cuh"
 #include "common/statistics.h"
 #include "dcuda_device.cu.h"
 #include "device/clock.cuh"
@@ -39,22 +39,11 @@ constexpr const char* benchmark = "local_bandwidth";
 // Bandwidth wants many threads per rank. The launch bound caps the kernel at 64 registers per
 // thread, without which a 1024-thread rank would not fit on a multiprocessor at all.
 constexpr int threads_per_rank = 1024;
-constexpr int data_tag = 0;
-constexpr int answer_tag = 1;
 
 enum class senders : int { one_pair, all_ranks };
 
 // How one size is measured: what a pass is, how many passes a repetition makes, and the memory
 // each rank exposes ([source: slots * size][destination: slots * size]).
-struct transfer_plan {
-  int puts_per_pass;  // K
-  int slots;          // distinct source and destination offsets; put i uses slot i % slots
-  int passes;         // per repetition
-  int warmup_passes;
-  std::size_t pass_bytes;    // payload of one pass, all senders together
-  std::size_t window_bytes;  // what each sending or receiving rank exposes
-};
-
 transfer_plan plan_for(senders who, std::size_t size, int ranks) {
   const bool all = who == senders::all_ranks;
   const std::size_t sending_ranks = all ? static_cast<std::size_t>(ranks) : 1;
@@ -80,12 +69,6 @@ transfer_plan plan_for(senders who, std::size_t size, int ranks) {
 }
 
 // Bytes each cudaMemcpy of the reference moves for a pass of `pass_bytes`.
-std::size_t reference_copy_bytes(std::size_t size, std::size_t pass_bytes) {
-  const std::size_t least = size >= MiB ? 256 * MiB : 1;
-  return std::clamp(pass_bytes, least, GiB);
-}
-
-// What one dcuda_host_run measures, and its results (the user data of the run).
 struct bandwidth_run {
   senders who;
   int size;
@@ -113,45 +96,12 @@ __global__ void __launch_bounds__(threads_per_rank) bandwidth_kernel(dcuda_conte
   const bool receives = all || rank == 1;
   const int target = (rank + 1) % ranks;
   const int origin = (rank + ranks - 1) % ranks;
-  const int area = plan.slots * size;  // bytes of the source area, and of the destination area
   unsigned char* window = sends || receives
                               ? run->windows + static_cast<std::size_t>(rank) * run->window_stride
                               : nullptr;
-  dcuda_win win;
-  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, window != nullptr ? 2 * area : 0, &win);
-  if (sends) fill_payload(window, static_cast<std::uint64_t>(area), rank);
-
-  // `sends` and `receives` are the same on every thread of the rank, so the calls below stay
-  // collective; barriers are made by every rank.
-  for (int repetition = -1; repetition < repetitions; ++repetition) {
-    const int passes = repetition < 0 ? plan.warmup_passes : plan.passes;
-    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every sender starts now
-    const std::uint64_t start = dcuda::device::global_time_ns();
-    for (int pass = 0; pass < passes; ++pass) {
-      if (sends) {
-        for (int i = 0; i < plan.puts_per_pass; ++i) {
-          const int slot_offset = (i % plan.slots) * size;
-          dcuda_put_notify(gst, win, target, area + slot_offset, size, window + slot_offset,
-                           data_tag);
-        }
-      }
-      if (receives) {
-        dcuda_wait_notifications(gst, data_tag, plan.puts_per_pass);
-        dcuda_notify(gst, origin, DCUDA_COMM_WORLD, answer_tag);
-      }
-      if (sends) dcuda_wait_notifications(gst, answer_tag, 1);
-    }
-    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every receiver has all its data
-    if (rank == 0 && threadIdx.x == 0 && repetition >= 0) {
-      run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
-    }
-  }
-
-  if (receives && !block_holds_payload(window + area, static_cast<std::uint64_t>(area), origin) &&
-      threadIdx.x == 0) {
-    atomicAdd(&run->mismatches, 1);
-  }
-  dcuda_win_free(gst, win);
+  // Barriers are made by every rank; rank 0 times.
+  run_notified_passes(gst, pass_role{sends, receives, target, origin, rank == 0}, plan, size,
+                      window, rank, run->repetition_ns, &run->mismatches);
   dcuda_gpu_finish(gst);
 }
 

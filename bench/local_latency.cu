@@ -20,7 +20,7 @@
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/message_sizes.h"
-#include "common/payload.cuh"
+#include "common/notified_ping_pong.cuh"
 #include "common/statistics.h"
 #include "dcuda_device.cu.h"
 #include "device/clock.cuh"
@@ -35,7 +35,6 @@ constexpr const char* benchmark = "local_latency";
 // Latency, not bandwidth: a small rank. How many fit (the all-ranks run) depends on the registers
 // the kernel needs: 96 per thread with CUDA 13 for sm_90, so 2 ranks per multiprocessor.
 constexpr int threads_per_rank = 256;
-constexpr int tag = 0;
 
 // Round trips per repetition: 20000, fewer for large messages so that a repetition moves at
 // most 128 MiB each way (a 4 MiB message takes ~100 us with one block), but never fewer than 100.
@@ -43,13 +42,6 @@ int round_trips_for(std::size_t size) {
   const std::size_t capped = size == 0 ? 20000 : (128 * MiB) / size;
   return static_cast<int>(std::clamp<std::size_t>(capped, 100, 20000));
 }
-
-// Untimed round trips first: caches, TLB and the clocks settle.
-int warmup_for(int round_trips) {
-  return std::max(round_trips / 10, 10);
-}
-
-enum class operation : int { put_notify, notify };
 
 // What one dcuda_host_run measures, and its results (the user data of the run).
 struct latency_run {
@@ -61,15 +53,6 @@ struct latency_run {
   unsigned long long repetition_ns[repetitions];  // written by rank 0
   int mismatches;                                 // ranks whose received bytes were wrong
 };
-
-__device__ void send_one_way(dcuda_state& gst, operation op, dcuda_win win, int peer, int size,
-                             unsigned char* payload) {
-  if (op == operation::put_notify) {
-    dcuda_put_notify(gst, win, peer, /*offset: peer's receive area*/ size, size, payload, tag);
-  } else {
-    dcuda_notify(gst, peer, DCUDA_COMM_WORLD, tag);
-  }
-}
 
 __global__ void latency_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
@@ -85,44 +68,9 @@ __global__ void latency_kernel(dcuda_context_handle dcuda) {
   const bool pinging = rank < 2;
   unsigned char* window =
       pinging ? run->windows + static_cast<std::size_t>(rank) * 2 * size : nullptr;
-  dcuda_win win;
-  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, pinging ? 2 * size : 0, &win);
-
-  if (pinging) {  // the same on every thread of the rank, so the calls below stay collective
-    const int peer = 1 - rank;
-    fill_payload(window, static_cast<std::uint64_t>(size), rank);
-    for (int repetition = -1; repetition < repetitions; ++repetition) {
-      const int round_trips = repetition < 0 ? run->warmup : run->round_trips;
-      const std::uint64_t start = dcuda::device::global_time_ns();
-      for (int i = 0; i < round_trips; ++i) {
-        if (rank == 0) {
-          send_one_way(gst, op, win, peer, size, window);
-          dcuda_wait_notifications(gst, tag, 1);
-        } else {
-          dcuda_wait_notifications(gst, tag, 1);
-          send_one_way(gst, op, win, peer, size, window);
-        }
-      }
-      if (rank == 0 && threadIdx.x == 0 && repetition >= 0) {
-        run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
-      }
-    }
-    if (!block_holds_payload(window + size, static_cast<std::uint64_t>(size), peer) &&
-        threadIdx.x == 0) {
-      atomicAdd(&run->mismatches, 1);
-    }
-  }
-
-  dcuda_win_free(gst, win);
+  run_notified_ping_pong(gst, ping_pong_role{pinging, rank == 0, 1 - rank}, op, size, window, rank,
+                         run->warmup, run->round_trips, run->repetition_ns, &run->mismatches);
   dcuda_gpu_finish(gst);
-}
-
-double median_one_way_us(const unsigned long long (&repetition_ns)[repetitions], int round_trips) {
-  std::vector<double> one_way_us;
-  for (const unsigned long long ns : repetition_ns) {
-    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
-  }
-  return median(one_way_us);
 }
 
 [[noreturn]] void fail(const std::string& what) {

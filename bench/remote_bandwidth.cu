@@ -36,7 +36,7 @@
 #include "common/dcuda_session.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
-#include "common/payload.cuh"
+#include "common/notified_passes.cuh"
 #include "common/statistics.h"
 #include "dcuda_device.cu.h"
 #include "device/clock.cuh"
@@ -51,8 +51,6 @@ constexpr const char* benchmark = "remote_bandwidth";
 // Bandwidth wants many threads per rank (as local_bandwidth; the launch bound lets a 1024-thread
 // rank fit on a multiprocessor).
 constexpr int threads_per_rank = 1024;
-constexpr int data_tag = 0;
-constexpr int answer_tag = 1;
 
 enum class path { peer, network };
 enum class senders : int { one_pair, all_ranks };
@@ -123,17 +121,6 @@ const char* path_name(path p) {
                          : "network path (--dcuda-force-network=1: host proxies and MPI)";
 }
 
-// How one size is measured: what a pass is, how many passes a repetition makes, and the memory
-// each sending or receiving rank exposes ([source: slots * size][destination: slots * size]).
-struct transfer_plan {
-  int puts_per_pass;  // K
-  int slots;          // distinct source and destination offsets; put i uses slot i % slots
-  int passes;         // per repetition
-  int warmup_passes;
-  std::size_t pass_bytes;    // payload of one pass, all senders together
-  std::size_t window_bytes;  // what each sending or receiving rank exposes
-};
-
 // Both processes compute the same plan from the same arguments.
 transfer_plan plan_for(path p, senders who, std::size_t size, int pairs) {
   const bool all = who == senders::all_ranks;
@@ -160,12 +147,6 @@ transfer_plan plan_for(path p, senders who, std::size_t size, int pairs) {
   plan.warmup_passes = std::max(1, plan.passes / 4);
   plan.window_bytes = 2 * static_cast<std::size_t>(plan.slots) * size;
   return plan;
-}
-
-// Bytes each copy of the peer reference moves for a pass of `pass_bytes`.
-std::size_t reference_copy_bytes(std::size_t size, std::size_t pass_bytes) {
-  const std::size_t least = size >= MiB ? 256 * MiB : 1;
-  return std::clamp(pass_bytes, least, GiB);
 }
 
 // What one dcuda_host_run measures, and its results (the user data of the run; each process
@@ -200,45 +181,12 @@ __global__ void __launch_bounds__(threads_per_rank) bandwidth_kernel(dcuda_conte
   const bool receives = !first_process && device_rank < pairs;
   const int target = run->first_remote + device_rank;  // of a sender
   const int origin = device_rank;                      // of a receiver: rank d of process 0
-  const int area = plan.slots * size;  // bytes of the source area, and of the destination area
   unsigned char* window =
       sends || receives ? run->windows + static_cast<std::size_t>(device_rank) * run->window_stride
                         : nullptr;
-  dcuda_win win;
-  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, window != nullptr ? 2 * area : 0, &win);
-  if (sends) fill_payload(window, static_cast<std::uint64_t>(area), world_rank);
-
-  // `sends` and `receives` are the same on every thread of the rank, so the calls below stay
-  // collective; barriers are made by every rank of both GPUs.
-  for (int repetition = -1; repetition < repetitions; ++repetition) {
-    const int passes = repetition < 0 ? plan.warmup_passes : plan.passes;
-    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every sender starts now
-    const std::uint64_t start = dcuda::device::global_time_ns();
-    for (int pass = 0; pass < passes; ++pass) {
-      if (sends) {
-        for (int i = 0; i < plan.puts_per_pass; ++i) {
-          const int slot_offset = (i % plan.slots) * size;
-          dcuda_put_notify(gst, win, target, area + slot_offset, size, window + slot_offset,
-                           data_tag);
-        }
-      }
-      if (receives) {
-        dcuda_wait_notifications(gst, data_tag, plan.puts_per_pass);
-        dcuda_notify(gst, origin, DCUDA_COMM_WORLD, answer_tag);
-      }
-      if (sends) dcuda_wait_notifications(gst, answer_tag, 1);
-    }
-    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every receiver has all its data
-    if (world_rank == 0 && threadIdx.x == 0 && repetition >= 0) {
-      run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
-    }
-  }
-
-  if (receives && !block_holds_payload(window + area, static_cast<std::uint64_t>(area), origin) &&
-      threadIdx.x == 0) {
-    atomicAdd(&run->mismatches, 1);
-  }
-  dcuda_win_free(gst, win);
+  // Barriers are made by every rank of both GPUs; world rank 0 times.
+  run_notified_passes(gst, pass_role{sends, receives, target, origin, world_rank == 0}, plan, size,
+                      window, world_rank, run->repetition_ns, &run->mismatches);
   dcuda_gpu_finish(gst);
 }
 
@@ -267,11 +215,7 @@ dcuda_figures measure_dcuda(const mpi_world& world, const options& command_line,
     const int n1 = info.rank_count - n0;
     if (info.process_count != 2 || info.process_index != world.process() ||
         info.rank_start != (world.process() == 0 ? 0 : n0) || n0 < 1 || n1 < 1) {
-      fail_job(benchmark, "dcuda reports process " + std::to_string(info.process_index) + " of " +
-                              std::to_string(info.process_count) + " with world ranks [" +
-                              std::to_string(info.rank_start) + ", " +
-                              std::to_string(info.rank_start + info.rank_responsible) + ") of " +
-                              std::to_string(info.rank_count) + " to MPI process " +
+      fail_job(benchmark, "dcuda reports " + describe_rank_info(info) + " to MPI process " +
                               std::to_string(world.process()) +
                               "; expected 2 processes, numbered as in MPI_COMM_WORLD (the "
                               "multi-process runtime)");

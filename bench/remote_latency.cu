@@ -36,7 +36,7 @@
 #include "common/dcuda_session.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
-#include "common/payload.cuh"
+#include "common/notified_ping_pong.cuh"
 #include "common/statistics.h"
 #include "dcuda_device.cu.h"
 #include "device/clock.cuh"
@@ -51,10 +51,8 @@ using namespace dcuda_bench;
 constexpr const char* benchmark = "remote_latency";
 // One rank per GPU; as NVSHMEM's anchor (DESIGN.md section 3) and the reference, 512 threads.
 constexpr int threads_per_rank = 512;
-constexpr int tag = 0;
 
 enum class path { peer, network };
-enum class operation : int { put_notify, notify };
 
 const char* path_name(path p) {
   return p == path::peer ? "peer path (NVLink)"
@@ -73,10 +71,6 @@ int round_trips_for(path p, std::size_t size) {
   return static_cast<int>(std::clamp<std::size_t>(capped, 20, 2000));
 }
 
-int warmup_for(int round_trips) {
-  return std::max(round_trips / 10, 10);
-}
-
 // What one dcuda_host_run measures, and its results (the user data of the run; each process
 // passes its own).
 struct latency_run {
@@ -88,15 +82,6 @@ struct latency_run {
   unsigned long long repetition_ns[repetitions];  // written by world rank 0
   int mismatches;                                 // ranks of this process with wrong bytes
 };
-
-__device__ void send_one_way(dcuda_state& gst, operation op, dcuda_win win, int peer, int size,
-                             unsigned char* payload) {
-  if (op == operation::put_notify) {
-    dcuda_put_notify(gst, win, peer, /*offset: peer's receive area*/ size, size, payload, tag);
-  } else {
-    dcuda_notify(gst, peer, DCUDA_COMM_WORLD, tag);
-  }
-}
 
 __global__ void latency_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
@@ -118,43 +103,10 @@ __global__ void latency_kernel(dcuda_context_handle dcuda) {
   const bool pinging = device_rank == 0;
   const int peer = first_process ? device_ranks : 0;
   unsigned char* window = pinging ? run->window : nullptr;
-  dcuda_win win;
-  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, pinging ? 2 * size : 0, &win);
-
-  if (pinging) {  // the same on every thread of the rank, so the calls below stay collective
-    fill_payload(window, static_cast<std::uint64_t>(size), world_rank);
-    for (int repetition = -1; repetition < repetitions; ++repetition) {
-      const int round_trips = repetition < 0 ? run->warmup : run->round_trips;
-      const std::uint64_t start = dcuda::device::global_time_ns();
-      for (int i = 0; i < round_trips; ++i) {
-        if (first_process) {
-          send_one_way(gst, op, win, peer, size, window);
-          dcuda_wait_notifications(gst, tag, 1);
-        } else {
-          dcuda_wait_notifications(gst, tag, 1);
-          send_one_way(gst, op, win, peer, size, window);
-        }
-      }
-      if (first_process && threadIdx.x == 0 && repetition >= 0) {
-        run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
-      }
-    }
-    if (!block_holds_payload(window + size, static_cast<std::uint64_t>(size), peer) &&
-        threadIdx.x == 0) {
-      atomicAdd(&run->mismatches, 1);
-    }
-  }
-
-  dcuda_win_free(gst, win);
+  run_notified_ping_pong(gst, ping_pong_role{pinging, first_process, peer}, op, size, window,
+                         world_rank, run->warmup, run->round_trips, run->repetition_ns,
+                         &run->mismatches);
   dcuda_gpu_finish(gst);
-}
-
-double median_one_way_us(const unsigned long long (&repetition_ns)[repetitions], int round_trips) {
-  std::vector<double> one_way_us;
-  for (const unsigned long long ns : repetition_ns) {
-    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
-  }
-  return median(one_way_us);
 }
 
 std::string label_of(operation op, std::size_t size, path p) {
@@ -184,11 +136,7 @@ dcuda_figures measure_dcuda(const mpi_world& world, const options& command_line,
     const dcuda_rank_info& info = session.rank_info();
     if (info.process_count != 2 || info.process_index != world.process() || info.rank_count != 2 ||
         info.rank_responsible != 1 || info.rank_start != world.process()) {
-      fail_job(benchmark, "dcuda reports process " + std::to_string(info.process_index) + " of " +
-                              std::to_string(info.process_count) + " with world ranks [" +
-                              std::to_string(info.rank_start) + ", " +
-                              std::to_string(info.rank_start + info.rank_responsible) + ") of " +
-                              std::to_string(info.rank_count) + " to MPI process " +
+      fail_job(benchmark, "dcuda reports " + describe_rank_info(info) + " to MPI process " +
                               std::to_string(world.process()) +
                               "; expected 2 processes, numbered as in MPI_COMM_WORLD, with 1 rank "
                               "each (the multi-process runtime)");

@@ -11,6 +11,16 @@
 
 namespace dcuda_bench {
 
+// "process P of N with world ranks [first, end) of W": where dcuda says this process stands, for
+// the message of a benchmark that finds a layout it did not expect.
+inline std::string describe_rank_info(const dcuda_rank_info& info) {
+  return "process " + std::to_string(info.process_index) + " of " +
+         std::to_string(info.process_count) + " with world ranks [" +
+         std::to_string(info.rank_start) + ", " +
+         std::to_string(info.rank_start + info.rank_responsible) + ") of " +
+         std::to_string(info.rank_count);
+}
+
 class dcuda_session {
  public:
   // `settings` (e.g. "--dcuda-ranks-per-device=2") come after the user's dcuda arguments, so

@@ -80,6 +80,15 @@ class host_ranks : public transport::delivery {
   std::vector<remote_operation> sent_;
 };
 
+// This process and its neighbours on the ring of all processes.
+struct ring_position {
+  int me, next, previous;
+};
+ring_position ring_of_processes() {
+  const int me = mpi_test::process_index(), count = mpi_test::process_count();
+  return {me, (me + 1) % count, (me + count - 1) % count};
+}
+
 // Process p runs 2 + p % 2 ranks.
 bootstrap::rank_layout test_layout() {
   return bootstrap::exchange_rank_counts(MPI_COMM_WORLD, 2 + mpi_test::process_index() % 2);
@@ -110,8 +119,7 @@ DCUDA_TEST(ring_put_notify_delivers_every_size) {
   const auto layout = test_layout();
   host_ranks ranks(layout);
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 256u << 10);
-  const int me = mpi_test::process_index(), next = (me + 1) % mpi_test::process_count();
-  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const auto [me, next, previous] = ring_of_processes();
   std::uint32_t id = 0;
   for (const std::size_t size : {std::size_t{1}, std::size_t{3}, std::size_t{4096},
                                  std::size_t{1000003}, std::size_t{8u << 20}}) {
@@ -179,9 +187,7 @@ DCUDA_TEST(notifications_arrive_after_all_earlier_data_of_their_source) {
   host_ranks ranks(layout);
   // Small chunks: the 8 MiB put is 32 messages, the notify that follows it only one.
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 256u << 10);
-  const int me = mpi_test::process_index();
-  const int next = (me + 1) % mpi_test::process_count();
-  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const auto [me, next, previous] = ring_of_processes();
   const int source = layout.rank_start(me), target = layout.rank_start(next);
   const int expected_source = layout.rank_start(previous);
   int order_violations = 0;
@@ -214,9 +220,7 @@ DCUDA_TEST(a_held_backlog_delivers_every_chunk_to_its_own_operation) {
   const auto layout = test_layout();
   host_ranks ranks(layout);
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 1024);  // 3000 B: 3 chunks
-  const int me = mpi_test::process_index();
-  const int next = (me + 1) % mpi_test::process_count();
-  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const auto [me, next, previous] = ring_of_processes();
   const int source = layout.rank_start(me), target = layout.rank_start(next);
   std::uint64_t offers = 0;
   ranks.hold = [&](const remote_operation&) { return ++offers % 8 != 0; };
@@ -259,9 +263,7 @@ DCUDA_TEST(sources_are_reusable_once_reported_sent_in_posting_order) {
   const auto layout = test_layout();
   host_ranks ranks(layout);
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 64u << 10);
-  const int me = mpi_test::process_index();
-  const int next = (me + 1) % mpi_test::process_count();
-  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const auto [me, next, previous] = ring_of_processes();
   const int source = layout.rank_start(me);
   std::vector<std::vector<unsigned char>> buffers;
   for (std::uint32_t id = 1; id <= 20; ++id) buffers.push_back(payload(source, id, 300000));
@@ -293,8 +295,7 @@ DCUDA_TEST(a_put_outside_the_target_window_is_refused_by_name) {
   const auto layout = test_layout();
   host_ranks ranks(layout);
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 16u << 10);
-  const int me = mpi_test::process_index();
-  const int next = (me + 1) % mpi_test::process_count();
+  const auto [me, next, previous] = ring_of_processes();
   const auto bytes = payload(0, 1, 64);
   engine.post(operation(operation_kind::put, layout.rank_start(me), layout.rank_start(next), 1,
                         static_cast<std::int64_t>(small_window) - 32, 64, 0, 77),
@@ -331,7 +332,6 @@ DCUDA_TEST(a_put_outside_the_target_window_is_refused_by_name) {
   }
   DCUDA_CHECK(refusal.find("operation 78 of rank") != std::string::npos);
   DCUDA_CHECK_EQ(ranks.notifications(0, 2), 0u);  // the refused one never counts as landed
-  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
   DCUDA_CHECK(holds_pattern(ranks.window(0, 0).data(), layout.rank_start(previous), 3, 5000));
   engine.quiesce();
 
@@ -349,9 +349,7 @@ DCUDA_TEST(a_collective_completes_after_what_was_sent_before_it_and_names_who_is
   const auto layout = test_layout();
   host_ranks ranks(layout);
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, 256u << 10);
-  const int me = mpi_test::process_index();
-  const int next = (me + 1) % mpi_test::process_count();
-  const int previous = (me + mpi_test::process_count() - 1) % mpi_test::process_count();
+  const auto [me, next, previous] = ring_of_processes();
   const auto big = payload(layout.rank_start(me), 1, 3u << 20);
   engine.post(operation(operation_kind::put_notify, layout.rank_start(me), layout.rank_start(next),
                         0, 0, 3 << 20, 4, 1),
