@@ -35,3 +35,10 @@ double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data = NULL, size
 std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx);
 
 void dcuda_host_finish(dcuda_host_context_handle ctx);
+
+// Extension (not in the thesis): maps the device allocation that contains `allocation` into the
+// other processes of the node now, before any run, so that windows created in it later need no
+// mapping while the kernel runs (compute-sanitizer memcheck only knows memory mapped before a
+// kernel starts). Collective: every process calls it alike, each with its own pointer or NULL.
+// Optional; docs/api.md.
+void dcuda_host_share_memory(dcuda_host_context_handle ctx, void* allocation);

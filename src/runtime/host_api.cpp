@@ -66,6 +66,11 @@ double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data, size_t gpu_
                  [&] { return checked("dcuda_host_run", ctx).run(gpu_data, gpu_size); });
 }
 
+void dcuda_host_share_memory(dcuda_host_context_handle ctx, void* allocation) {
+  guarded("dcuda_host_share_memory",
+          [&] { checked("dcuda_host_share_memory", ctx).share_memory(allocation); });
+}
+
 std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
   return guarded("dcuda_host_get_timings",
                  [&] { return checked("dcuda_host_get_timings", ctx).timings(); });

@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "runtime/channel_consumer.h"
 #include "runtime/cpu_timers.h"
+#include "runtime/driver_api.h"
 #include "runtime/error_text.h"
 #include "runtime/network_proxy.h"
 #include "runtime/polling_thread.h"
@@ -194,6 +196,20 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   rank_info_.node_index = layout.node_index;
   rank_info_.process_count = layout.process_count;
   rank_info_.process_index = layout.process_index;
+}
+
+void dcuda_host_context::share_memory(void* allocation) {
+  if (allocation != nullptr) {
+    try {
+      allocation_containing(allocation);
+    } catch (const dcuda::runtime::error& e) {
+      std::ostringstream text;
+      text << "pointer " << allocation << " is not inside a cudaMalloc allocation of this process ("
+           << e.what() << ")";
+      throw dcuda::runtime::error(text.str());
+    }
+  }
+  if (group_ && group_->layout().process_count > 1) group_->share_memory(allocation);
 }
 
 double dcuda_host_context::run(void* user_data, std::size_t size) {

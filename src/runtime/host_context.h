@@ -25,6 +25,10 @@ struct dcuda_host_context {
   // Runs the kernel once over a copy of user_data; returns its execution time in ms.
   double run(void* user_data, std::size_t size);
 
+  // dcuda_host_share_memory: collective over all processes; maps the allocation behind
+  // `allocation` (null: none) into the processes of the node now (docs/api.md).
+  void share_memory(void* allocation);
+
  private:
   dcuda::runtime::settings settings_;
   dcuda_kernel_t kernel_;

@@ -330,9 +330,10 @@ void network_proxy::complete_window_creation(
         windows_[protocol::window_index(slot, static_cast<std::uint32_t>(r),
                                         static_cast<std::uint32_t>(shape_.device_ranks))] = entry;
       } else if (path == protocol::route::peer && card.exported != 0) {
-        entry.base = reinterpret_cast<std::uint64_t>(
-                         mapped_windows_.open(static_cast<int>(p), card.allocation)) +
-                     card.offset;
+        // Shared before the run (dcuda_host_share_memory), or mapped now, while the kernel runs.
+        char* mapped = group_.shared_mapping(static_cast<int>(p), card.base - card.offset);
+        if (mapped == nullptr) mapped = mapped_windows_.open(static_cast<int>(p), card.allocation);
+        entry.base = reinterpret_cast<std::uint64_t>(mapped) + card.offset;
       }
     }
   }

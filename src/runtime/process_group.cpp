@@ -100,6 +100,32 @@ void process_group::connect(int device, std::uint32_t* notification_counters, bo
   }
 }
 
+void process_group::share_memory(const void* allocation) {
+  struct shared_card {
+    cudaIpcMemHandle_t handle;
+    std::uint64_t base;  // of the allocation, in the exporting process; 0: nothing shared
+  };
+  shared_card mine{};
+  if (allocation != nullptr) {
+    const exported_memory exported = export_memory(allocation);
+    mine.handle = exported.handle;
+    mine.base = reinterpret_cast<std::uint64_t>(allocation) - exported.offset;
+  }
+  std::vector<shared_card> cards(static_cast<std::size_t>(layout_.process_count));
+  DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
+                                MPI_COMM_WORLD));
+  for (std::size_t p = 0; p < cards.size(); ++p) {
+    if (routes_[p] != protocol::route::peer || cards[p].base == 0) continue;
+    shared_[{static_cast<int>(p), cards[p].base}] =
+        mapped_shared_.open(static_cast<int>(p), cards[p].handle);
+  }
+}
+
+char* process_group::shared_mapping(int process, std::uint64_t exporter_base) const {
+  const auto found = shared_.find({process, exporter_base});
+  return found == shared_.end() ? nullptr : found->second;
+}
+
 std::vector<protocol::rank_route> process_group::rank_routes() const {
   std::vector<protocol::rank_route> routes(static_cast<std::size_t>(ranks_.world_size()));
   for (int p = 0; p < layout_.process_count; ++p) {

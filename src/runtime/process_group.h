@@ -4,6 +4,7 @@
 // it runs alone, without MPI.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,14 @@ class process_group {
   // forces the network.
   void connect(int device, std::uint32_t* notification_counters, bool force_network);
 
+  // Collective (dcuda_host_share_memory): every process names one device allocation (any pointer
+  // into it) or none; each maps those of the processes it reaches by the peer path, now, before
+  // any kernel runs. Window creation then finds them mapped (shared_mapping).
+  void share_memory(const void* allocation);
+  // Where the allocation that `process` shared, based at `exporter_base` in its address space,
+  // is mapped in this one; null when it was not shared.
+  char* shared_mapping(int process, std::uint64_t exporter_base) const;
+
   const bootstrap::rank_layout& ranks() const { return ranks_; }
   protocol::route route_to_process(int process) const {
     return routes_[static_cast<std::size_t>(process)];
@@ -53,6 +62,8 @@ class process_group {
   std::vector<std::string> gpu_names_;    // per process: "GPU <bus id>"
   std::vector<int> nodes_;                // per process
   peer_mappings mapped_counters_;
+  peer_mappings mapped_shared_;
+  std::map<std::pair<int, std::uint64_t>, char*> shared_;  // (process, its base) -> mapped base
 };
 
 }  // namespace dcuda::runtime

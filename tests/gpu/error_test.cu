@@ -235,6 +235,13 @@ DCUDA_CHILD(null_user_data) {
   dcuda_host_run(context, nullptr, 16);
 }
 
+DCUDA_CHILD(share_host_memory) {
+  dcuda_host_context_handle context = nullptr;
+  dcuda_host_init(0, nullptr, &context, deadlock_kernel, 32);
+  static int not_device_memory = 0;
+  dcuda_host_share_memory(context, &not_device_memory);
+}
+
 DCUDA_CHILD(bad_setting) {
   int unused = 0;
   run_dcuda(deadlock_kernel, 32, unused);
@@ -250,6 +257,10 @@ DCUDA_TEST(host_side_misuse_is_reported) {
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(
       contains(child.output, "dcuda: error: dcuda_host_run: gpu_data is NULL but gpu_size is 16"));
+  child = run_child("share_host_memory");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_share_memory: pointer 0x"));
+  DCUDA_CHECK(contains(child.output, "is not inside a cudaMalloc allocation"));
   child = run_child("bad_setting", "DCUDA_RANKS_PER_DEVICE=lots");
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "DCUDA_RANKS_PER_DEVICE"));

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,11 @@ struct run_result {
 
 // dcuda_host_init + run + finish, the way the thesis's listing 3.1 does it.
 template <typename UserData>
+// `shared`: when set, dcuda_host_share_memory is called with it (which may be null) before the
+// run; it is collective, so every process of a multi-process test must set it.
 run_result run_dcuda(dcuda_kernel_t kernel, int threads_per_rank, UserData& data,
-                     std::vector<std::string> arguments = {}) {
+                     std::vector<std::string> arguments = {},
+                     std::optional<void*> shared = std::nullopt) {
   std::vector<std::string> storage{"gpu_tests"};
   storage.insert(storage.end(), arguments.begin(), arguments.end());
   std::vector<char*> argv;
@@ -54,6 +58,7 @@ run_result run_dcuda(dcuda_kernel_t kernel, int threads_per_rank, UserData& data
                   threads_per_rank);
   run_result result{};
   dcuda_host_get_rank_info(context, &result.info);
+  if (shared) dcuda_host_share_memory(context, *shared);
   result.milliseconds = dcuda_host_run(context, &data, sizeof(data));
   result.timings = dcuda_host_get_timings(context);
   dcuda_host_finish(context);

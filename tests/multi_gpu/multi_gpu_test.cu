@@ -4,6 +4,8 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "dcuda_device.cu.h"
@@ -52,6 +54,15 @@ struct process_memory {
   process_memory& operator=(const process_memory&) = delete;
   unsigned char* data = nullptr;
 };
+
+// DCUDA_TEST_SHARE_WINDOWS=1 (gpu-check.sh sets it for compute-sanitizer memcheck): every case
+// shares its process memory with dcuda_host_share_memory before the run, so that the peer path's
+// window memory is mapped before the kernel starts (memcheck knows no memory mapped later).
+std::optional<void*> shared_if_asked(void* memory) {
+  const char* asked = std::getenv("DCUDA_TEST_SHARE_WINDOWS");
+  if (asked != nullptr && std::string(asked) == "1") return memory;
+  return std::nullopt;
+}
 
 // The skip of the whole suite is decided in main; a case needs no check of its own.
 int process_index() {
@@ -171,7 +182,7 @@ __global__ void ring_kernel(dcuda_context_handle dcuda) {
 DCUDA_TEST(put_notify_of_every_size_crosses_to_the_next_process) {
   process_memory memory(ranks_per_device * 2 * ring_largest);
   run_data data{memory.data, 2 * ring_largest, process_index(), 0, 0, {}};
-  gpu_test::run_dcuda(ring_kernel, threads_per_rank, data, small_gpu);
+  gpu_test::run_dcuda(ring_kernel, threads_per_rank, data, small_gpu, shared_if_asked(memory.data));
   DCUDA_CHECK_EQ(data.mismatches, 0);
 }
 
@@ -215,7 +226,8 @@ DCUDA_TEST(all_to_all_reaches_every_rank_of_every_process) {
   const std::uint64_t per_rank = all_to_all_bytes * (1 + 64);
   process_memory memory(ranks_per_device * per_rank);
   run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
-  gpu_test::run_dcuda(all_to_all_kernel, threads_per_rank, data, small_gpu);
+  gpu_test::run_dcuda(all_to_all_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
   DCUDA_CHECK_EQ(data.mismatches, 0);
   DCUDA_CHECK_EQ(data.count_errors, 0);
 }
@@ -286,7 +298,8 @@ DCUDA_TEST(notifications_follow_their_data_and_flush_frees_the_source) {
   const std::uint64_t per_rank = 2 * big_bytes + 16;
   process_memory memory(ranks_per_device * per_rank);
   run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
-  gpu_test::run_dcuda(order_kernel, threads_per_rank, data, small_gpu);
+  gpu_test::run_dcuda(order_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
   DCUDA_CHECK_EQ(data.mismatches, 0);
 }
 
@@ -341,9 +354,26 @@ DCUDA_TEST(mixed_sizes_and_tags_arrive_whole_with_slots_that_differ_per_gpu) {
   const std::uint64_t per_rank = 2 * mixed_offset(mixed_messages);
   process_memory memory(ranks_per_device * per_rank);
   run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
-  gpu_test::run_dcuda(mixed_kernel, threads_per_rank, data, small_gpu);
+  gpu_test::run_dcuda(mixed_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
   DCUDA_CHECK_EQ(data.mismatches, 0);
   // Twice in a row: the second run starts from a clean state.
-  gpu_test::run_dcuda(mixed_kernel, threads_per_rank, data, small_gpu);
+  gpu_test::run_dcuda(mixed_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+}
+
+// dcuda_host_share_memory: windows in memory shared before the run deliver like the others, in
+// two runs in a row; process 0 shares its memory, the others share nothing (their windows are
+// mapped at creation, while the kernel runs), so both ways meet in one run. A second sharing of
+// the same allocation in the next context changes nothing.
+DCUDA_TEST(windows_in_memory_shared_before_the_run_deliver_every_byte) {
+  process_memory memory(ranks_per_device * 2 * ring_largest);
+  run_data data{memory.data, 2 * ring_largest, process_index(), 0, 0, {}};
+  // (Under DCUDA_TEST_SHARE_WINDOWS=1 every process shares: nothing may be mapped late.)
+  void* shared = process_index() == 0 || shared_if_asked(memory.data) ? memory.data : nullptr;
+  gpu_test::run_dcuda(ring_kernel, threads_per_rank, data, small_gpu, shared);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  gpu_test::run_dcuda(ring_kernel, threads_per_rank, data, small_gpu, shared);
   DCUDA_CHECK_EQ(data.mismatches, 0);
 }

@@ -1,0 +1,272 @@
+// Probe behind the peer path's small-message latency (docs/performance.md, "Peer latency"): what
+// each way of publishing a notification to the other GPU costs, one way, in a ping-pong between
+// one block on each of two GPUs of one process (peer access enabled). Each variant changes only
+// how thread 0 signals and how the receiver polls; everything else is the same loop. Not part of
+// the build:
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o peer_signal_probe bench/probes/peer_signal_probe.cu
+// Result on 2 H200s: bench/results/h200x2/experiments/peer-signal-probe.log.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t err_ = (x);                                                            \
+    if (err_ != cudaSuccess) {                                                         \
+      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(err_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+enum signal_kind : int {
+  store_relaxed,          // flag only, st.relaxed.sys
+  store_release,          // flag only, st.release.sys
+  red_relaxed,            // flag only, red.relaxed.sys.add
+  red_release,            // flag only, red.release.sys.add (dcuda_notify today)
+  payload_store_release,  // 4 B payload store, then st.release.sys flag (the bench reference)
+  payload_red_release,    // 4 B payload store, then red.release.sys.add (dcuda_put_notify today)
+  payload_fence_acq_rel,  // payload, fence.acq_rel.sys, red.relaxed.sys.add
+  payload_fence_sc,       // payload, fence.sc.sys, red.relaxed.sys.add
+  ll8,                    // payload and sequence in one 8-byte store (LL)
+  ll16,                   // two stamped words in one 16-byte store
+  local_ticket_ll16,      // a returning device-scope atomic on this GPU (a slot), then ll16
+  kinds
+};
+const char* const names[kinds] = {"flag st.relaxed.sys",
+                                  "flag st.release.sys",
+                                  "flag red.relaxed.sys.add",
+                                  "flag red.release.sys.add",
+                                  "payload st + flag st.release.sys",
+                                  "payload st + red.release.sys.add",
+                                  "payload st + fence.acq_rel.sys + red.relaxed",
+                                  "payload st + fence.sc.sys + red.relaxed",
+                                  "LL 8 B {payload, seq}",
+                                  "LL 16 B {payload, seq, payload, seq}",
+                                  "local atom.add (slot) + LL 16 B"};
+
+enum poll_kind : int { poll_relaxed_then_acquire, poll_volatile, poll_acquire };
+const char* const poll_names[] = {"relaxed.sys poll + acquire", "volatile poll", "acquire poll"};
+
+struct side {
+  unsigned* my_flag;  // 64 B line: [0] counter/flag, [2..5] LL words
+  unsigned* peer_flag;
+  unsigned* peer_payload;
+  unsigned* ticket;  // local
+  unsigned long long* elapsed_ns;
+  int* wrong;
+};
+
+__device__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ unsigned load_relaxed(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ unsigned load_volatile(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ void signal(int kind, const side& s, unsigned message) {
+  unsigned* flag = s.peer_flag;
+  switch (kind) {
+    case store_relaxed:
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(message) : "memory");
+      break;
+    case store_release:
+      asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(message) : "memory");
+      break;
+    case red_relaxed:
+      asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+      break;
+    case red_release:
+      asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+      break;
+    case payload_store_release:
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message)
+                   : "memory");
+      asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(message) : "memory");
+      break;
+    case payload_red_release:
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message)
+                   : "memory");
+      asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+      break;
+    case payload_fence_acq_rel:
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message)
+                   : "memory");
+      asm volatile("fence.acq_rel.sys;" ::: "memory");
+      asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+      break;
+    case payload_fence_sc:
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message)
+                   : "memory");
+      asm volatile("fence.sc.sys;" ::: "memory");
+      asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+      break;
+    case ll8:
+      asm volatile("st.relaxed.sys.global.v2.u32 [%0], {%1, %2};" ::"l"(flag + 2), "r"(message),
+                   "r"(message)
+                   : "memory");
+      break;
+    case ll16:
+      asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(flag + 4),
+                   "r"(message), "r"(message), "r"(message), "r"(message)
+                   : "memory");
+      break;
+    case local_ticket_ll16: {
+      unsigned slot;
+      asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+                   : "=r"(slot)
+                   : "l"(s.ticket)
+                   : "memory");
+      asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(flag + 4),
+                   "r"(message), "r"(message), "r"(slot), "r"(message)
+                   : "memory");
+      break;
+    }
+  }
+}
+
+// Waits for message number `message`; returns the payload seen with it.
+__device__ unsigned wait_for(int kind, int poll, const side& s, unsigned message) {
+  const unsigned* flag = s.my_flag;
+  if (kind == ll8) {
+    unsigned a, b;
+    do {
+      asm volatile("ld.relaxed.sys.global.v2.u32 {%0, %1}, [%2];"
+                   : "=r"(a), "=r"(b)
+                   : "l"(flag + 2)
+                   : "memory");
+    } while (b != message);
+    return a;
+  }
+  if (kind == ll16 || kind == local_ticket_ll16) {
+    unsigned a, b, d;
+    [[maybe_unused]] unsigned c;
+    do {
+      asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                   : "l"(flag + 4)
+                   : "memory");
+    } while (b != message || d != message);
+    return a;
+  }
+  if (poll == poll_volatile) {
+    while (load_volatile(flag) != message) {
+    }
+  } else if (poll == poll_acquire) {
+    while (load_acquire(flag) != message) {
+    }
+  } else {
+    while (load_relaxed(flag) != message) {
+    }
+    load_acquire(flag);
+  }
+  // The payload word, where the variant sends one.
+  return kind >= payload_store_release ? load_relaxed(s.my_flag + 15) : message;
+}
+
+__global__ void ping_pong(side s, int kind, int poll, int first, int iterations,
+                          int block_barrier) {
+  if (threadIdx.x == 0 || block_barrier) {
+    unsigned wrong = 0;
+    const unsigned long long start = now_ns();
+    for (unsigned i = 1; i <= static_cast<unsigned>(iterations); ++i) {
+      if (first) {
+        if (threadIdx.x == 0) signal(kind, s, i);
+        if (block_barrier) __syncthreads();
+        if (threadIdx.x == 0) wrong += wait_for(kind, poll, s, i) != i;
+        if (block_barrier) __syncthreads();
+      } else {
+        if (threadIdx.x == 0) wrong += wait_for(kind, poll, s, i) != i;
+        if (block_barrier) __syncthreads();
+        if (threadIdx.x == 0) signal(kind, s, i);
+        if (block_barrier) __syncthreads();
+      }
+    }
+    if (threadIdx.x == 0) {
+      *s.elapsed_ns = now_ns() - start;
+      *s.wrong = wrong;
+    }
+  }
+}
+
+int main() {
+  int count = 0;
+  CK(cudaGetDeviceCount(&count));
+  if (count < 2) {
+    std::printf("needs 2 GPUs, found %d\n", count);
+    return 0;
+  }
+  unsigned* line[2];
+  unsigned* ticket[2];
+  unsigned long long* elapsed[2];
+  int* wrong[2];
+  for (int d = 0; d < 2; ++d) {
+    CK(cudaSetDevice(d));
+    CK(cudaDeviceEnablePeerAccess(1 - d, 0));
+    CK(cudaMalloc(&line[d], 256));
+    CK(cudaMalloc(&ticket[d], 256));
+    CK(cudaMalloc(&elapsed[d], sizeof(unsigned long long)));
+    CK(cudaMalloc(&wrong[d], sizeof(int)));
+  }
+  const int iterations = 20000;
+  std::printf("# peer signal probe: one-way latency (us), %d round trips, median of 5\n",
+              iterations);
+  std::printf("%-48s %-28s %10s %10s\n", "# signal", "poll", "1 thread", "512 thr+bar");
+  for (int kind = 0; kind < kinds; ++kind) {
+    for (int poll = 0; poll < 3; ++poll) {
+      const bool flag_kind = kind != ll8 && kind != ll16 && kind != local_ticket_ll16;
+      if (poll != poll_relaxed_then_acquire && !(flag_kind && kind <= red_release)) continue;
+      double result[2];
+      for (int barrier = 0; barrier < 2; ++barrier) {
+        std::vector<double> runs;
+        for (int run = 0; run < 5; ++run) {
+          for (int d = 0; d < 2; ++d) {
+            CK(cudaSetDevice(d));
+            CK(cudaMemset(line[d], 0, 256));
+            CK(cudaMemset(ticket[d], 0, 256));
+            CK(cudaDeviceSynchronize());
+          }
+          for (int d = 0; d < 2; ++d) {
+            CK(cudaSetDevice(d));
+            side s{line[d], line[1 - d], line[1 - d] + 15, ticket[d], elapsed[d], wrong[d]};
+            ping_pong<<<1, barrier ? 512 : 32>>>(s, kind, poll, d == 0, iterations, barrier);
+            CK(cudaGetLastError());
+          }
+          for (int d = 0; d < 2; ++d) {
+            CK(cudaSetDevice(d));
+            CK(cudaDeviceSynchronize());
+          }
+          unsigned long long ns = 0;
+          int bad = 0;
+          CK(cudaSetDevice(0));
+          CK(cudaMemcpy(&ns, elapsed[0], sizeof ns, cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(&bad, wrong[0], sizeof bad, cudaMemcpyDeviceToHost));
+          if (bad) std::printf("  (%d payload mismatches in %s)\n", bad, names[kind]);
+          runs.push_back(static_cast<double>(ns) / iterations / 2 / 1000);
+        }
+        std::sort(runs.begin(), runs.end());
+        result[barrier] = runs[2];
+      }
+      std::printf("%-48s %-28s %10.3f %10.3f\n", names[kind], poll_names[poll], result[0],
+                  result[1]);
+    }
+  }
+  return 0;
+}
