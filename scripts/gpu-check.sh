@@ -22,14 +22,19 @@ step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || status=1
 nvcc --version | tail -1
 
+# The multi-GPU suite runs one process per GPU of the machine (2 or more); the benchmarks use 2.
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+multi_gpu_processes=$(( gpus >= 2 ? gpus : 2 ))
+
 step "build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/install" ${DCUDA_CMAKE_ARGS:-} \
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/install" \
+  -DDCUDA_MULTI_GPU_PROCESSES="$multi_gpu_processes" ${DCUDA_CMAKE_ARGS:-} \
   >/dev/null && cmake --build build -j "$(nproc)" && cmake --install build >/dev/null || {
   echo "BUILD FAILED"; exit 1; }
 
 part="${DCUDA_CHECK_PART:-all}"
-gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
 mpirun_gpus=(mpirun -np 2 --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
+mpirun_all_gpus=(mpirun -np "$multi_gpu_processes" --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
 if [ "$part" != bench ]; then
 step "ctest (CPU and GPU tests, one at a time: GPU tests use the whole GPU)"
 ctest --test-dir build --output-on-failure -j 1 || status=1
@@ -70,8 +75,8 @@ if [ "$gpus" -ge 2 ]; then
   for tool in memcheck racecheck; do
     share=0; [ "$tool" = memcheck ] && share=1
     for force in 0 1; do
-      step "compute-sanitizer --tool $tool, 2 processes, DCUDA_FORCE_NETWORK=$force, DCUDA_TEST_SHARE_WINDOWS=$share"
-      if "${mpirun_gpus[@]}" -x DCUDA_FORCE_NETWORK=$force -x DCUDA_WAIT_TIMEOUT=300 -x DCUDA_TEST_SHARE_WINDOWS=$share \
+      step "compute-sanitizer --tool $tool, $multi_gpu_processes processes, DCUDA_FORCE_NETWORK=$force, DCUDA_TEST_SHARE_WINDOWS=$share"
+      if "${mpirun_all_gpus[@]}" -x DCUDA_FORCE_NETWORK=$force -x DCUDA_WAIT_TIMEOUT=300 -x DCUDA_TEST_SHARE_WINDOWS=$share \
            compute-sanitizer --tool "$tool" --error-exitcode 86 build/tests/multi_gpu/multi_gpu_tests \
            > "$OUT/sanitizer-multi.log" 2>&1; then
         echo "$tool PASS multi_gpu_tests (force network $force)"; grep -E "passed|ERROR SUMMARY" "$OUT/sanitizer-multi.log" | sort | uniq -c
