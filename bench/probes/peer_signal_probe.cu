@@ -33,6 +33,7 @@ enum signal_kind : int {
   ll8,                    // payload and sequence in one 8-byte store (LL)
   ll16,                   // two stamped words in one 16-byte store
   local_ticket_ll16,      // a returning device-scope atomic on this GPU (a slot), then ll16
+  loaded_payload_red_release,  // payload loaded from this GPU's memory first (as dcuda_put_notify)
   kinds
 };
 const char* const names[kinds] = {"flag st.relaxed.sys",
@@ -45,10 +46,17 @@ const char* const names[kinds] = {"flag st.relaxed.sys",
                                   "payload st + fence.sc.sys + red.relaxed",
                                   "LL 8 B {payload, seq}",
                                   "LL 16 B {payload, seq, payload, seq}",
-                                  "local atom.add (slot) + LL 16 B"};
+                                  "local atom.add (slot) + LL 16 B",
+                                  "payload ld.global + st + red.release.sys.add"};
 
-enum poll_kind : int { poll_relaxed_then_acquire, poll_volatile, poll_acquire };
-const char* const poll_names[] = {"relaxed.sys poll + acquire", "volatile poll", "acquire poll"};
+enum poll_kind : int {
+  poll_relaxed_then_acquire,
+  poll_volatile,
+  poll_acquire,
+  poll_gpu_relaxed_then_acquire  // dcuda_wait_notifications: ld.relaxed.gpu, then ld.acquire.sys
+};
+const char* const poll_names[] = {"relaxed.sys poll + acquire", "volatile poll", "acquire poll",
+                                  "relaxed.gpu poll + acquire"};
 
 struct side {
   unsigned* my_flag;  // 64 B line: [0] counter/flag, [2..5] LL words
@@ -128,6 +136,14 @@ __device__ void signal(int kind, const side& s, unsigned message) {
                    "r"(message), "r"(message), "r"(message), "r"(message)
                    : "memory");
       break;
+    case loaded_payload_red_release: {
+      unsigned zero;  // ticket[32] stays 0: read as dcuda reads the caller's buffer
+      asm volatile("ld.global.u32 %0, [%1];" : "=r"(zero) : "l"(s.ticket + 32) : "memory");
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message + zero)
+                   : "memory");
+      asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+      break;
+    }
     case local_ticket_ll16: {
       unsigned slot;
       asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
@@ -172,13 +188,22 @@ __device__ unsigned wait_for(int kind, int poll, const side& s, unsigned message
   } else if (poll == poll_acquire) {
     while (load_acquire(flag) != message) {
     }
+  } else if (poll == poll_gpu_relaxed_then_acquire) {
+    while (true) {
+      unsigned v;
+      asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+      if (v == message) break;
+    }
+    load_acquire(flag);
   } else {
     while (load_relaxed(flag) != message) {
     }
     load_acquire(flag);
   }
   // The payload word, where the variant sends one.
-  return kind >= payload_store_release ? load_relaxed(s.my_flag + 15) : message;
+  return kind >= payload_store_release && kind != ll8 && kind != ll16 && kind != local_ticket_ll16
+             ? load_relaxed(s.my_flag + 15)
+             : message;
 }
 
 __global__ void ping_pong(side s, int kind, int poll, int first, int iterations,
@@ -187,14 +212,19 @@ __global__ void ping_pong(side s, int kind, int poll, int first, int iterations,
     unsigned wrong = 0;
     const unsigned long long start = now_ns();
     for (unsigned i = 1; i <= static_cast<unsigned>(iterations); ++i) {
+      // block_barrier 2: also dcuda's entry check of every call (__syncthreads_count).
       if (first) {
+        if (block_barrier == 2) wrong += __syncthreads_count(1) != static_cast<int>(blockDim.x);
         if (threadIdx.x == 0) signal(kind, s, i);
         if (block_barrier) __syncthreads();
+        if (block_barrier == 2) wrong += __syncthreads_count(1) != static_cast<int>(blockDim.x);
         if (threadIdx.x == 0) wrong += wait_for(kind, poll, s, i) != i;
         if (block_barrier) __syncthreads();
       } else {
+        if (block_barrier == 2) wrong += __syncthreads_count(1) != static_cast<int>(blockDim.x);
         if (threadIdx.x == 0) wrong += wait_for(kind, poll, s, i) != i;
         if (block_barrier) __syncthreads();
+        if (block_barrier == 2) wrong += __syncthreads_count(1) != static_cast<int>(blockDim.x);
         if (threadIdx.x == 0) signal(kind, s, i);
         if (block_barrier) __syncthreads();
       }
@@ -228,13 +258,19 @@ int main() {
   const int iterations = 20000;
   std::printf("# peer signal probe: one-way latency (us), %d round trips, median of 5\n",
               iterations);
-  std::printf("%-48s %-28s %10s %10s\n", "# signal", "poll", "1 thread", "512 thr+bar");
+  std::printf("%-48s %-28s %10s %12s %14s\n", "# signal", "poll", "1 thread", "512 thr+bar",
+              "+entry checks");
   for (int kind = 0; kind < kinds; ++kind) {
-    for (int poll = 0; poll < 3; ++poll) {
+    for (int poll = 0; poll < 4; ++poll) {
       const bool flag_kind = kind != ll8 && kind != ll16 && kind != local_ticket_ll16;
-      if (poll != poll_relaxed_then_acquire && !(flag_kind && kind <= red_release)) continue;
-      double result[2];
-      for (int barrier = 0; barrier < 2; ++barrier) {
+      const bool dcuda_like =
+          kind == payload_red_release || kind == loaded_payload_red_release || kind == red_release;
+      if (poll == poll_gpu_relaxed_then_acquire ? !dcuda_like
+          : poll != poll_relaxed_then_acquire   ? !(flag_kind && kind <= red_release)
+                                                : false)
+        continue;
+      double result[3];
+      for (int barrier = 0; barrier < 3; ++barrier) {
         std::vector<double> runs;
         for (int run = 0; run < 5; ++run) {
           for (int d = 0; d < 2; ++d) {
@@ -264,8 +300,8 @@ int main() {
         std::sort(runs.begin(), runs.end());
         result[barrier] = runs[2];
       }
-      std::printf("%-48s %-28s %10.3f %10.3f\n", names[kind], poll_names[poll], result[0],
-                  result[1]);
+      std::printf("%-48s %-28s %10.3f %12.3f %14.3f\n", names[kind], poll_names[poll], result[0],
+                  result[1], result[2]);
     }
   }
   return 0;
