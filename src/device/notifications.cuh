@@ -1,9 +1,11 @@
 // dcuda_test_notifications / dcuda_wait_notifications (thesis listing 4.2): thread 0 polls the
-// arrival counters, then acquires; the block barrier hands the result (and the data's
-// visibility) to the rank.
+// arrival counter (ranks of this GPU, the network) and the heads of the rank's rings (other GPUs
+// of the node: device/ring_poll.cuh), then acquires; the block barrier hands the result (and the
+// data's visibility) to the rank.
 #pragma once
 
 #include "device/rank.cuh"
+#include "device/ring_poll.cuh"
 #include "protocol/notification_counters.h"
 
 namespace dcuda::device {
@@ -37,6 +39,22 @@ __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
   }
 }
 
+// After a test or wait that saw `arrived` on the counter: makes the data of the notifications
+// the counter counts visible (one acquire load), unless no more have been counted since the last
+// such load (the rings' records, read with acquire, need none: a wait answered by them alone
+// pays no second load).
+__device__ inline void acquire_counted_data(dcuda_state& gst, int tag, std::uint32_t arrived) {
+  if (gst.ring_peers == 0u) {
+    acquire_notified_data(gst, tag);
+    return;
+  }
+  if (arrived == gst.counter_acquired[tag]) return;
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  gst.counter_acquired[tag] = protocol::system_atomic<std::uint32_t>(gst.notifications[index])
+                                  .load(cuda::memory_order_acquire);
+}
+
 __device__ inline void check_notification_args(const dcuda_state& gst, protocol::call call, int tag,
                                                int count) {
   check_tag(gst, call, tag);
@@ -51,10 +69,11 @@ __device__ inline int dcuda_test_notifications(dcuda_state& gst, int tag, int co
   device::check_notification_args(gst, protocol::call::test_notifications, tag, count);
   if (threadIdx.x == 0) {
     const auto needed = static_cast<std::uint32_t>(count);
-    const bool ready = protocol::notifications_available(device::arrived_notifications(gst, tag),
-                                                         gst.consumed[tag], needed);
+    const std::uint32_t arrived = device::arrived_notifications(gst, tag);
+    if (gst.ring_peers != 0u) device::poll_rings(gst);
+    const bool ready = protocol::notifications_available(arrived, gst.consumed[tag], needed);
     if (ready) {
-      device::acquire_notified_data(gst, tag);
+      device::acquire_counted_data(gst, tag, arrived);
       gst.consumed[tag] += needed;
     }
     gst.broadcast = ready ? 1 : 0;
@@ -69,17 +88,20 @@ __device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int c
   device::check_notification_args(gst, protocol::call::wait_notifications, tag, count);
   if (threadIdx.x == 0) {
     const auto needed = static_cast<std::uint32_t>(count);
-    const std::uint32_t consumed = gst.consumed[tag];
+    std::uint32_t arrived = 0;
     device::spin_until(gst,
                        device::wait_description{protocol::call::wait_notifications,
                                                 protocol::wait_kind::notifications, tag, needed},
                        [&](std::uint32_t& available) {
-                         const std::uint32_t arrived = device::arrived_notifications(gst, tag);
+                         // Issued before the rings' loads: one memory latency a poll.
+                         arrived = device::arrived_notifications(gst, tag);
+                         if (gst.ring_peers != 0u) device::poll_rings(gst);
+                         const std::uint32_t consumed = gst.consumed[tag];
                          available = protocol::notifications_pending(arrived, consumed);
                          return protocol::notifications_available(arrived, consumed, needed);
                        });
-    device::acquire_notified_data(gst, tag);
-    gst.consumed[tag] = consumed + needed;
+    device::acquire_counted_data(gst, tag, arrived);
+    gst.consumed[tag] += needed;
   }
   __syncthreads();
 }

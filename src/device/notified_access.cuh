@@ -1,44 +1,48 @@
 // dcuda_put, dcuda_put_notify, dcuda_notify, dcuda_win_flush (thesis listing 3.5, section 4.5).
 // On its own GPU, and on a peer GPU of the node, the rank does everything itself: its threads
-// copy into the target's window, then thread 0 bumps the target's counter with a release atomic
-// (device scope on its GPU, system scope on a peer), so the data is visible before the
-// notification. Those operations are complete when they return, which gives issue-order delivery
-// to every target. A target reached through the network gets the operation through the host
-// proxies (device/remote_send.cuh), which deliver in issue order too; dcuda_win_flush waits until
-// the proxy has copied out the rank's large payloads.
+// copy into the target's window, then thread 0 notifies: on its GPU by a release atomic on the
+// target's counter, on another GPU of the node by a record in the target's ring
+// (device/peer_ring.cuh), after a system-scope fence, so the data is visible before the
+// notification. A put_notify of at most 4 bytes to another GPU carries its payload in the record
+// and needs no fence. Those operations are complete when they return, which gives issue-order
+// delivery to every target. A target reached through the network gets the operation through the
+// host proxies (device/remote_send.cuh), which deliver in issue order too; dcuda_win_flush waits
+// until the proxy has copied out the rank's large payloads.
 #pragma once
 
 #include "device/block_copy.cuh"
+#include "device/peer_ring.cuh"
 #include "device/remote_send.cuh"
 #include "device/window.cuh"
 #include "protocol/notification_counters.h"
 
 namespace dcuda::device {
 
-struct put_route {
-  void* destination;        // meaningless on the network path
-  std::uint32_t* counters;  // the target's notification counters (null on the network path)
-  int target;               // world rank
-  int slot;                 // window slot
-  protocol::route path;
-  bool cache_miss;  // thread 0 stores the entries in gst after the copy
-  protocol::window_entry own, remote;
-};
-
 // How to reach a world rank: this GPU's ranks without a load, others from the route table.
 struct target_route {
-  std::uint32_t* counters;
+  std::uint32_t* counters;  // this GPU's ranks
   protocol::route path;
+  ring_address ring;  // ranks on other GPUs of the node
 };
 __device__ inline target_route route_to(const dcuda_state& gst, int world_rank) {
   if (on_this_device(gst, world_rank)) {
     return {gst.notifications +
                 protocol::counter_index(static_cast<std::uint32_t>(world_rank - gst.rank_start), 0),
-            protocol::route::local};
+            protocol::route::local,
+            {}};
   }
   const protocol::rank_route r = gst.rank_routes[world_rank];
-  return {r.counters, static_cast<protocol::route>(r.path)};
+  return {r.counters, static_cast<protocol::route>(r.path), {r.ring, r.slot}};
 }
+
+struct put_route {
+  void* destination;  // meaningless on the network path
+  int target;         // world rank
+  int slot;           // window slot
+  target_route to;
+  bool cache_miss;  // thread 0 stores the entries in gst after the copy
+  protocol::window_entry own, remote;
+};
 
 // Stops the run with the precise complaint about a put whose arguments the fast check rejected.
 // Out of line: the fast path only computes one combined condition.
@@ -80,12 +84,11 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   if (route.cache_miss) {
     route.own = window_of(gst, slot, gst.world_rank);
     route.remote = window_of(gst, slot, route.target);
-    const target_route to = route_to(gst, route.target);
-    route.counters = to.counters;
-    route.path = to.path;
+    route.to = route_to(gst, route.target);
   } else {
-    route.counters = gst.cached_counters;
-    route.path = static_cast<protocol::route>(gst.cached_path);
+    route.to.counters = gst.cached_counters;
+    route.to.path = static_cast<protocol::route>(gst.cached_path);
+    route.to.ring = {gst.cached_ring, gst.cached_ring_slot};
     route.own.base = gst.cached_own_base;
     route.own.size = gst.cached_own_size;
     route.remote.base = gst.cached_target_base;
@@ -116,8 +119,10 @@ __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put
   if (threadIdx.x == 0 && route.cache_miss) {
     gst.cached_window = win;
     gst.cached_target = route.target;
-    gst.cached_path = static_cast<std::uint32_t>(route.path);
-    gst.cached_counters = route.counters;
+    gst.cached_path = static_cast<std::uint32_t>(route.to.path);
+    gst.cached_counters = route.to.counters;
+    gst.cached_ring = route.to.ring.ring;
+    gst.cached_ring_slot = route.to.ring.slot;
     gst.cached_target_base = route.remote.base;
     gst.cached_target_size = route.remote.size;
     gst.cached_own_base = route.own.base;
@@ -125,19 +130,32 @@ __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put
   }
 }
 
-// Thread 0 counts one notification at the target. Must follow a block barrier so that the
-// release covers every thread's stores (PTX release is cumulative over what the barrier ordered
-// before it). A reduction, not an atomic: the sender needs no answer, so it does not wait for one.
-// A peer GPU's counter needs system scope: the data crossed NVLink/PCIe.
-__device__ inline void signal_rank(std::uint32_t* counters, protocol::route path, int tag) {
+// Thread 0 counts one notification at a target of this GPU. Must follow a block barrier so that
+// the release covers every thread's stores (PTX release is cumulative over what the barrier
+// ordered before it). A reduction, not an atomic: the sender needs no answer, so it does not wait
+// for one.
+__device__ inline void signal_local_rank(std::uint32_t* counters, int tag) {
   if (threadIdx.x == 0) {
-    std::uint32_t* counter = counters + tag;
-    if (path == protocol::route::local) {
-      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
-    } else {
-      asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
-    }
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counters + tag) : "memory");
   }
+}
+
+// Thread 0 notifies a target on this GPU (counter) or on another GPU of the node (a record in
+// its ring; `carried` payload bytes travel in the record). `data_before`: this call stored data
+// to the target that the record must not overtake.
+__device__ inline void notify_along(dcuda_state& gst, protocol::call call, const target_route& to,
+                                    int tag, bool data_before, const void* carried = nullptr,
+                                    int carried_size = 0, int offset = 0, int window_slot = 0) {
+  if (threadIdx.x != 0) return;
+  if (to.path == protocol::route::local) {
+    signal_local_rank(to.counters, tag);
+    return;
+  }
+  const protocol::ring_record record{
+      carried_size == 0 ? 0u : ring_detail::gather_payload(carried, carried_size),
+      static_cast<std::uint32_t>(offset), static_cast<std::uint8_t>(tag),
+      static_cast<std::uint8_t>(window_slot), static_cast<std::uint8_t>(carried_size)};
+  send_ring_record(gst, call, to.ring, record, data_before);
 }
 
 // Puts up to this size are copied by thread 0 alone (thread_copy), without the block barrier
@@ -148,20 +166,34 @@ inline constexpr int single_thread_put_limit = 16;
 __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win,
                                  const put_route& route, int offset, int size, void* buffer,
                                  bool notify, int tag) {
-  if (route.path == protocol::route::network) {
+  const protocol::route path = route.to.path;
+  if (path == protocol::route::network) {
     send_remote_operation(
         gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
         route.target, route.slot, offset, size, buffer, tag);
+  } else if (notify && path == protocol::route::peer && size <= protocol::ring_payload_limit) {
+    // The latency path to another GPU: the payload travels in the record, no fence.
+    notify_along(gst, call, route.to, tag, false, buffer, size, offset, route.slot);
+    __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
   } else if (size <= single_thread_put_limit) {
-    // The latency path: thread 0 copies and signals; the barrier after the release is off the
-    // critical path (the release orders thread 0's own stores, nothing else is needed).
-    if (threadIdx.x == 0) thread_copy(route.destination, buffer, size);
-    if (notify) signal_rank(route.counters, route.path, tag);
+    // Thread 0 copies and notifies; the barrier after it is off the critical path.
+    if (threadIdx.x == 0) {
+      thread_copy(route.destination, buffer, size);
+      if (notify) {
+        notify_along(gst, call, route.to, tag, true);
+      } else if (path == protocol::route::peer) {
+        gst.peer_fence_owed = 1;
+      }
+    }
     __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
   } else {
     block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
     __syncthreads();  // complete on return: the caller may reuse its buffer at once
-    if (notify) signal_rank(route.counters, route.path, tag);
+    if (notify) {
+      notify_along(gst, call, route.to, tag, true);
+    } else if (threadIdx.x == 0 && path == protocol::route::peer) {
+      gst.peer_fence_owed = 1;
+    }
   }
   remember_route(gst, win, route);
 }
@@ -199,7 +231,7 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
     device::send_remote_operation(gst, protocol::call::notify, protocol::operation_kind::notify,
                                   target, -1, 0, 0, nullptr, tag);
   } else {
-    device::signal_rank(to.counters, to.path, tag);
+    device::notify_along(gst, protocol::call::notify, to, tag, false);
   }
 }
 

@@ -5,6 +5,7 @@
 #include "device/channel_send.cuh"
 #include "device/collective.cuh"
 #include "device/delivery_agent.cuh"
+#include "device/ring_poll.cuh"
 #include "device/spin_wait.cuh"
 #include "protocol/barrier.h"
 
@@ -117,6 +118,7 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
 __device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
   if (gst.process_count > 1) {
     world_collective(gst, call, 0, -1);
+    settle_rings(gst);
   } else {
     device_barrier(gst, call);
   }
@@ -158,9 +160,27 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.waits_published = 0;
     gst.record_writes = 0;
     gst.broadcast = 0;
+    gst.ring_peers = dcuda->ring_peers;
+    gst.peer_fence_owed = 0;
+    if (dcuda->ring_peers != 0u) {
+      const protocol::ring_memory_layout layout{static_cast<std::uint32_t>(dcuda->device_ranks),
+                                                dcuda->ring_peers, dcuda->ring_slots};
+      gst.rings = dcuda->ring_memory + layout.ring(blockIdx.x, 0);
+      gst.ring_tails = reinterpret_cast<std::uint32_t*>(dcuda->ring_memory + layout.tails());
+      gst.ring_taken_here =
+          reinterpret_cast<const std::uint32_t*>(dcuda->ring_memory + layout.taken());
+      for (std::uint32_t peer = 0; peer < dcuda->ring_peers; ++peer) {
+        gst.ring_taken[peer] = dcuda->ring_taken[peer] + blockIdx.x;
+      }
+    }
   }
   for (int i = static_cast<int>(threadIdx.x); i < protocol::tag_count; i += blockDim.x) {
     gst.consumed[i] = 0;
+    gst.counter_acquired[i] = 0;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(protocol::max_peer_gpus);
+       i += blockDim.x) {
+    gst.ring_head[i] = 0;
   }
   for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
     gst.generation[i] = 0;

@@ -6,6 +6,7 @@
 
 #include "protocol/device_context.h"
 #include "protocol/limits.h"
+#include "protocol/peer_ring.h"
 
 struct dcuda_state {
   // Read by every thread of the rank. The fast path reads only shared memory (plus, when the
@@ -37,7 +38,10 @@ struct dcuda_state {
   std::int32_t cached_window;      // handle, DCUDA_WIN_NONE when empty
   std::int32_t cached_target;      // world rank
   std::uint32_t cached_path;       // protocol::route to the target
-  std::uint32_t* cached_counters;  // the target's notification counters
+  std::uint32_t* cached_counters;  // the target's notification counters (this GPU)
+  char* cached_ring;               // the target's ring (another GPU of the node)
+  std::uint32_t cached_ring_slot;
+  std::uint32_t cached_pad;
   std::uint64_t cached_target_base;
   std::uint64_t cached_target_size;
   std::uint64_t cached_own_base;
@@ -53,4 +57,17 @@ struct dcuda_state {
   std::uint32_t world_collectives;  // collectives over DCUDA_COMM_WORLD handed to the proxy
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
+
+  // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
+  // one; counter_acquired[tag] is the counter value up to which an acquire load has made the
+  // counted notifications' data visible (the rings' records are read with acquire themselves).
+  char* rings;                           // this rank's first ring (ring_peers of them, one per GPU)
+  std::uint32_t* ring_tails;             // this GPU's tickets, per slot (target)
+  const std::uint32_t* ring_taken_here;  // how far each target has taken this GPU's records
+  std::uint32_t ring_peers;              // other GPUs of the node (0: no rings)
+  std::uint32_t peer_fence_owed;  // 1 after a plain put to a peer GPU: the next record fences
+  std::uint32_t ring_head[dcuda::protocol::max_peer_gpus];    // next ticket to take, per ring
+  std::uint32_t* ring_taken[dcuda::protocol::max_peer_gpus];  // where to publish ring_head
+  std::uint32_t counter_acquired[dcuda::protocol::tag_count];
+  std::uint64_t own_window_base[dcuda::protocol::max_windows];  // DCUDA_COMM_WORLD windows
 };

@@ -55,6 +55,7 @@ __device__ inline void create_world_window(dcuda_state& gst, void* winbase, int 
     const int slot = result.slot;
     if (slot >= 0) {
       gst.generation[slot] = result.generation;
+      gst.own_window_base[slot] = reinterpret_cast<std::uint64_t>(winbase);  // records land here
       gst.windows_in_use |= 1u << slot;
       gst.world_windows |= 1u << slot;
     }
@@ -117,6 +118,7 @@ __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
   // still carries), so the entry can be cleared.
   if (device::window_comm(gst, slot) == DCUDA_COMM_WORLD && gst.process_count > 1) {
     device::world_collective(gst, protocol::call::win_free, 0, slot);
+    device::settle_rings(gst);  // payloads carried in records land while the window exists
   } else {
     device::device_barrier(gst, protocol::call::win_free);
   }

@@ -7,6 +7,7 @@
 #include "protocol/agent_queue.h"
 #include "protocol/command_channel.h"
 #include "protocol/error_report.h"
+#include "protocol/peer_ring.h"
 #include "protocol/routes.h"
 #include "protocol/wait_record.h"
 #include "protocol/window_table.h"
@@ -32,6 +33,14 @@ struct dcuda_context {
   dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
   dcuda::protocol::rank_route* rank_routes;  // [world_size], written once at dcuda_host_init
   std::uint32_t* finished_ranks;             // ranks past dcuda_gpu_finish: the agent then ends
+  // Peer rings (protocol/peer_ring.h): this GPU's ring memory, laid out by ring_memory_layout
+  // {device_ranks, ring_peers, ring_slots}; per ring (sending GPU), where rank 0 of this GPU
+  // publishes how far it has taken it (rank r at + r), in that GPU's memory. Null, 0 without
+  // other processes on the node.
+  char* ring_memory;
+  std::uint32_t** ring_taken;
+  std::uint32_t ring_peers;
+  std::uint32_t ring_slots;
 
   // Host memory mapped into the device.
   std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered

@@ -13,11 +13,12 @@ enum class route : std::uint32_t { local, peer, network };
 
 struct rank_route {
   std::uint32_t* counters;  // the rank's notification counters [tag_count], in this GPU's
-                            // address space (its own memory or a peer's, mapped); null: network
+                            // address space (its own memory); null: another GPU
+  char* ring;               // peer path: the rank's ring for records from this GPU, mapped
   std::uint32_t path;       // route
-  std::int32_t pad;
+  std::uint32_t slot;       // peer path: the rank's slot in this GPU's tails and taken
 };
-static_assert(sizeof(rank_route) == 16);
+static_assert(sizeof(rank_route) == 24);
 
 constexpr const char* route_name(route path) {
   switch (path) {

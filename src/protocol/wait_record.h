@@ -15,6 +15,7 @@ enum class wait_kind : std::uint32_t {
   host_ack,          // detail: operation; waiting for the host proxy to answer
   finished,          // the rank returned from dcuda_gpu_finish
   world_collective,  // detail: sequence; rank 0 waits for the other processes (via its proxy)
+  ring_room,         // detail: target slot; needed: ticket; a peer's ring is full (not taken)
 };
 
 struct wait_record {

@@ -87,9 +87,36 @@ void device_state::set_rank_routes(const std::vector<protocol::rank_route>& rout
                               cudaMemcpyHostToDevice));
 }
 
+void device_state::allocate_rings(const protocol::ring_memory_layout& layout) {
+  if (layout.peer_gpus > protocol::max_peer_gpus) {
+    throw dcuda::runtime::error("dcuda_host_init: " + std::to_string(layout.peer_gpus + 1) +
+                                " GPUs on one node; dcuda supports at most " +
+                                std::to_string(protocol::max_peer_gpus + 1));
+  }
+  ring_memory_ = device_array<char>(layout.peer_gpus == 0 ? 0 : layout.bytes());
+  context_.ring_memory = ring_memory_.get();
+  context_.ring_peers = layout.peer_gpus;
+  context_.ring_slots = layout.slots;
+}
+
+void device_state::set_ring_taken(const std::vector<std::uint32_t*>& taken) {
+  if (taken.size() != context_.ring_peers) {
+    throw dcuda::runtime::error("device_state: " + std::to_string(taken.size()) +
+                                " ring positions for " + std::to_string(context_.ring_peers) +
+                                " rings");
+  }
+  ring_taken_ = device_array<std::uint32_t*>(taken.size());
+  if (!taken.empty()) {
+    DCUDA_CUDA_CHECK(cudaMemcpy(ring_taken_.get(), taken.data(),
+                                taken.size() * sizeof(std::uint32_t*), cudaMemcpyHostToDevice));
+  }
+  context_.ring_taken = ring_taken_.get();
+}
+
 void device_state::prepare_run(void* user_data, cudaStream_t stream) {
   context_.user_data = user_data;
   device_notifications_.zero_async(stream);
+  ring_memory_.zero_async(stream);
   device_words_.zero_async(stream);
   windows_.zero_async(stream);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),

@@ -28,6 +28,13 @@ class device_state {
   // Writes the path to every world rank (protocol/routes.h); once, before the first run.
   void set_rank_routes(const std::vector<protocol::rank_route>& routes);
 
+  // The rings of this GPU's ranks (protocol/peer_ring.h), laid out by `layout`; once, before the
+  // first run; none when layout.peer_gpus is 0.
+  void allocate_rings(const protocol::ring_memory_layout& layout);
+  char* ring_memory() const { return ring_memory_.get(); }
+  // Per ring, where rank 0 publishes how far it has taken it (process_group::ring_taken).
+  void set_ring_taken(const std::vector<std::uint32_t*>& taken);
+
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.
   void prepare_run(void* user_data, cudaStream_t stream);
@@ -63,6 +70,8 @@ class device_state {
   device_array<protocol::window_entry> windows_;
   device_array<protocol::rank_route> rank_routes_;
   device_array<dcuda_context> context_device_;
+  device_array<char> ring_memory_;
+  device_array<std::uint32_t*> ring_taken_;
 
   mapped_array<std::uint32_t> host_acks_;
   mapped_array<std::uint32_t> host_words_;  // abort flag, 2 consumer positions

@@ -99,6 +99,10 @@ std::string describe_wait(const protocol::wait_record& record, int device_ranks)
       text << call << ": waiting for the other processes (collective " << record.detail
            << " of DCUDA_COMM_WORLD)";
       break;
+    case wait_kind::ring_room:
+      text << call << ": waiting for room in the ring of a rank on another GPU (256 notifications "
+           << "to it are not taken yet; it takes them in its next dcuda wait)";
+      break;
     case wait_kind::finished:
       text << "finished (returned from dcuda_gpu_finish)";
       break;

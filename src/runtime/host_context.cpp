@@ -52,8 +52,9 @@ world_shape shape_of(process_group* group, int device_ranks) {
 std::vector<protocol::rank_route> local_routes(const device_state& state) {
   std::vector<protocol::rank_route> routes(static_cast<std::size_t>(state.shape().device_ranks));
   for (std::size_t r = 0; r < routes.size(); ++r) {
-    routes[r] = {state.device_notifications() + r * protocol::tag_count,
-                 static_cast<std::uint32_t>(protocol::route::local), 0};
+    routes[r] = {};
+    routes[r].counters = state.device_notifications() + r * protocol::tag_count;
+    routes[r].path = static_cast<std::uint32_t>(protocol::route::local);
   }
   return routes;
 }
@@ -171,6 +172,9 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   const world_shape& shape = state_.shape();
   if (group_) {
     group_->connect(device_, state_.device_notifications(), settings.force_network);
+    state_.allocate_rings(group_->ring_layout());
+    group_->share_rings(state_.ring_memory());
+    state_.set_ring_taken(group_->ring_taken());
     state_.set_rank_routes(group_->rank_routes());
     if (shape.process_count >
         1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU

@@ -7,6 +7,7 @@
 
 #include "bootstrap/mpi_cuda_support.h"
 #include "protocol/limits.h"
+#include "protocol/peer_ring.h"
 #include "runtime/error.h"
 
 namespace dcuda::runtime {
@@ -35,8 +36,6 @@ struct process_card {
   std::int32_t force_network;
   std::int32_t pad;
   char pci_bus_id[32];
-  cudaIpcMemHandle_t counters;  // the allocation of its notification counters
-  std::uint64_t counters_offset;
 };
 
 bool can_reach(int device, const char* their_bus_id) {
@@ -71,15 +70,12 @@ void process_group::connect(int device, std::uint32_t* notification_counters, bo
   mine.ranks = ranks_.ranks_of(layout_.process_index);
   mine.force_network = force_network ? 1 : 0;
   DCUDA_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.pci_bus_id, sizeof mine.pci_bus_id, device));
-  const exported_memory counters = export_memory(notification_counters);
-  mine.counters = counters.handle;
-  mine.counters_offset = counters.offset;
 
   std::vector<process_card> cards(static_cast<std::size_t>(layout_.process_count));
   DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
                                 MPI_COMM_WORLD));
   routes_.assign(cards.size(), protocol::route::network);
-  counters_.assign(cards.size(), nullptr);
+  own_counters_ = notification_counters;
   gpu_names_.clear();
   nodes_.clear();
   for (std::size_t p = 0; p < cards.size(); ++p) {
@@ -88,15 +84,28 @@ void process_group::connect(int device, std::uint32_t* notification_counters, bo
     nodes_.push_back(card.node);
     if (static_cast<int>(p) == layout_.process_index) {
       routes_[p] = protocol::route::local;
-      counters_[p] = notification_counters;
       continue;
     }
     const bool peer = card.node == layout_.node_index && !force_network &&
                       card.force_network == 0 && can_reach(device, card.pci_bus_id);
-    if (!peer) continue;
-    routes_[p] = protocol::route::peer;
-    counters_[p] = reinterpret_cast<std::uint32_t*>(
-        mapped_counters_.open(static_cast<int>(p), card.counters) + card.counters_offset);
+    if (peer) routes_[p] = protocol::route::peer;
+  }
+  // The peer path only where both processes chose it: the rings of each process are numbered by
+  // its peers, and every process must number them alike.
+  const std::size_t n = cards.size();
+  std::vector<std::uint8_t> mine_peers(n), all_peers(n * n);
+  for (std::size_t p = 0; p < n; ++p) mine_peers[p] = routes_[p] == protocol::route::peer ? 1 : 0;
+  DCUDA_MPI_CHECK(MPI_Allgather(mine_peers.data(), static_cast<int>(n), MPI_BYTE, all_peers.data(),
+                                static_cast<int>(n), MPI_BYTE, MPI_COMM_WORLD));
+  peers_.assign(n * n, 0);
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) {
+      peers_[a * n + b] = all_peers[a * n + b] != 0 && all_peers[b * n + a] != 0 ? 1 : 0;
+    }
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    if (routes_[p] == protocol::route::peer && !peers(layout_.process_index, static_cast<int>(p)))
+      routes_[p] = protocol::route::network;
   }
 }
 
@@ -126,14 +135,84 @@ char* process_group::shared_mapping(int process, std::uint64_t exporter_base) co
   return found == shared_.end() ? nullptr : found->second;
 }
 
+bool process_group::peers(int a, int b) const {
+  return peers_[static_cast<std::size_t>(a) * nodes_.size() + static_cast<std::size_t>(b)] != 0;
+}
+
+std::uint32_t process_group::ring_peer_index(int owner, int sender) const {
+  std::uint32_t index = 0;
+  for (int p = 0; p < sender; ++p) {
+    if (peers(owner, p)) ++index;
+  }
+  return index;
+}
+
+std::uint32_t process_group::slot_base(int owner, int target) const {
+  std::uint32_t base = 0;
+  for (int p = 0; p < target; ++p) {
+    if (peers(owner, p)) base += static_cast<std::uint32_t>(ranks_.ranks_of(p));
+  }
+  return base;
+}
+
+protocol::ring_memory_layout process_group::ring_layout(int process) const {
+  return {static_cast<std::uint32_t>(ranks_.ranks_of(process)),
+          ring_peer_index(process, layout_.process_count),
+          slot_base(process, layout_.process_count)};
+}
+
+void process_group::share_rings(char* ring_memory) {
+  struct ring_card {
+    cudaIpcMemHandle_t handle;
+    std::uint64_t offset;
+    std::int32_t present;
+    std::int32_t pad;
+  };
+  ring_card mine{};
+  if (ring_memory != nullptr) {
+    const exported_memory exported = export_memory(ring_memory);
+    mine.handle = exported.handle;
+    mine.offset = exported.offset;
+    mine.present = 1;
+  }
+  std::vector<ring_card> cards(static_cast<std::size_t>(layout_.process_count));
+  DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
+                                MPI_COMM_WORLD));
+  ring_memory_.assign(cards.size(), nullptr);
+  for (std::size_t p = 0; p < cards.size(); ++p) {
+    if (routes_[p] != protocol::route::peer || cards[p].present == 0) continue;
+    ring_memory_[p] = mapped_rings_.open(static_cast<int>(p), cards[p].handle) + cards[p].offset;
+  }
+}
+
+std::vector<std::uint32_t*> process_group::ring_taken() const {
+  const int me = layout_.process_index;
+  std::vector<std::uint32_t*> taken;
+  for (int p = 0; p < layout_.process_count; ++p) {
+    if (!peers(me, p)) continue;
+    char* memory = ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(p)];
+    taken.push_back(memory == nullptr
+                        ? nullptr
+                        : reinterpret_cast<std::uint32_t*>(memory + ring_layout(p).taken()) +
+                              slot_base(p, me));
+  }
+  return taken;
+}
+
 std::vector<protocol::rank_route> process_group::rank_routes() const {
   std::vector<protocol::rank_route> routes(static_cast<std::size_t>(ranks_.world_size()));
+  const int me = layout_.process_index;
   for (int p = 0; p < layout_.process_count; ++p) {
+    char* memory = ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(p)];
     for (int r = 0; r < ranks_.ranks_of(p); ++r) {
       protocol::rank_route& route = routes[static_cast<std::size_t>(ranks_.rank_start(p) + r)];
       route.path = static_cast<std::uint32_t>(routes_[static_cast<std::size_t>(p)]);
-      std::uint32_t* counters = counters_[static_cast<std::size_t>(p)];
-      route.counters = counters == nullptr ? nullptr : counters + r * protocol::tag_count;
+      if (p == me) route.counters = own_counters_ + r * protocol::tag_count;
+      if (memory != nullptr) {
+        route.ring =
+            memory + ring_layout(p).ring(static_cast<std::uint32_t>(r), ring_peer_index(p, me));
+        route.slot = slot_base(me, p) + static_cast<std::uint32_t>(r);
+      }
     }
   }
   return routes;

@@ -11,6 +11,7 @@
 
 #include "bootstrap/mpi_session.h"
 #include "bootstrap/process_layout.h"
+#include "protocol/peer_ring.h"
 #include "protocol/routes.h"
 #include "runtime/peer_memory.h"
 
@@ -45,6 +46,16 @@ class process_group {
   // is mapped in this one; null when it was not shared.
   char* shared_mapping(int process, std::uint64_t exporter_base) const;
 
+  // After connect: how this process's ring memory is laid out (protocol/peer_ring.h); no rings
+  // (peer_gpus 0) without other processes on the node.
+  protocol::ring_memory_layout ring_layout() const { return ring_layout(layout_.process_index); }
+  // Collective, after connect: exports this process's ring memory (null: none) and maps that of
+  // the processes reached by the peer path.
+  void share_rings(char* ring_memory);
+  // After share_rings: per ring of this process's ranks (per other process of the node, in
+  // process order), where its rank 0 publishes how far it has taken it (null: not reached).
+  std::vector<std::uint32_t*> ring_taken() const;
+
   const bootstrap::rank_layout& ranks() const { return ranks_; }
   protocol::route route_to_process(int process) const {
     return routes_[static_cast<std::size_t>(process)];
@@ -57,11 +68,21 @@ class process_group {
  private:
   bootstrap::process_layout layout_;
   bootstrap::rank_layout ranks_;
-  std::vector<protocol::route> routes_;   // per process
-  std::vector<std::uint32_t*> counters_;  // per process, in this GPU's address space (or null)
-  std::vector<std::string> gpu_names_;    // per process: "GPU <bus id>"
-  std::vector<int> nodes_;                // per process
-  peer_mappings mapped_counters_;
+  std::vector<protocol::route> routes_;    // per process
+  std::uint32_t* own_counters_ = nullptr;  // this GPU's notification counters
+  std::vector<char*> ring_memory_;         // per process, in this GPU's address space (or null)
+  std::vector<std::string> gpu_names_;     // per process: "GPU <bus id>"
+  std::vector<int> nodes_;                 // per process
+  std::vector<std::uint8_t> peers_;        // [process][process]: both chose the peer path
+  peer_mappings mapped_rings_;
+
+  // Whether processes a and b reach each other by the peer path (both chose it).
+  bool peers(int a, int b) const;
+  // Which ring of `owner`'s ranks takes `sender`'s records; where `target`'s ranks start in
+  // `owner`'s slots (its tails and taken); the layout of `process`'s ring memory.
+  std::uint32_t ring_peer_index(int owner, int sender) const;
+  std::uint32_t slot_base(int owner, int target) const;
+  protocol::ring_memory_layout ring_layout(int process) const;
   peer_mappings mapped_shared_;
   std::map<std::pair<int, std::uint64_t>, char*> shared_;  // (process, its base) -> mapped base
 };

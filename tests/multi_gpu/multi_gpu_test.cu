@@ -377,3 +377,88 @@ DCUDA_TEST(windows_in_memory_shared_before_the_run_deliver_every_byte) {
   gpu_test::run_dcuda(ring_kernel, threads_per_rank, data, small_gpu, shared);
   DCUDA_CHECK_EQ(data.mismatches, 0);
 }
+
+// ---- payloads carried in ring records mixed with regular operations (peer path) ----
+
+// Round k of `inline_rounds`: what the sender does, and where. Payloads of up to 4 bytes travel
+// in the ring record (protocol/peer_ring.h), larger ones by stores and a fence. The sender never
+// waits, and 400 rounds are more than a ring holds: it also waits for room, taking its own
+// records meanwhile.
+constexpr int inline_rounds = 400;
+constexpr int inline_stride = 64;  // bytes of the receive area per round
+struct inline_step {
+  int size;
+  int tag;
+  bool plain_put_then_notify;  // dcuda_put, then dcuda_notify
+};
+__device__ inline_step inline_step_of(int round) {
+  switch (round % 5) {
+    case 0:
+      return {4, 0, false};  // carried in the record
+    case 1:
+      return {64, 0, false};  // regular put_notify
+    case 2:
+      return {8, 0, true};  // regular put, then a notify
+    case 3:
+      return {3, 1, false};  // carried, other tag
+    default:
+      return {1, 0, false};  // carried, odd size
+  }
+}
+
+__global__ void inline_order_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  // Window: [send: inline_stride][receive: inline_rounds rounds][after the barrier: 4 bytes]
+  unsigned char* window = run->memory + here.device_rank * run->per_rank;
+  unsigned char* receive = window + inline_stride;
+  unsigned char* late = receive + inline_rounds * inline_stride;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  const int target = here.next_gpu_peer, source = here.previous_gpu_peer;
+  int wrong = 0;
+  for (int round = 0; round < inline_rounds; ++round) {
+    const inline_step step = inline_step_of(round);
+    fill(window, static_cast<std::uint64_t>(step.size), here.rank, round);
+    const int offset = inline_stride + round * inline_stride;
+    if (step.plain_put_then_notify) {
+      dcuda_put(gst, win, target, offset, step.size, window);
+      dcuda_notify(gst, target, DCUDA_COMM_WORLD, step.tag);
+    } else {
+      dcuda_put_notify(gst, win, target, offset, step.size, window, step.tag);
+    }
+  }
+  // In issue order: when the notification of round k is counted, the data of round k is there.
+  for (int round = 0; round < inline_rounds; ++round) {
+    const inline_step step = inline_step_of(round);
+    dcuda_wait_notifications(gst, step.tag, 1);
+    wrong += wrong_bytes(receive + round * inline_stride, static_cast<std::uint64_t>(step.size),
+                         source, round);
+  }
+  // A put_notify before a barrier has landed after it, without a wait for its notification.
+  fill(window, 4, here.rank, inline_rounds);
+  dcuda_put_notify(gst, win, target, inline_stride + inline_rounds * inline_stride, 4, window, 2);
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  wrong += wrong_bytes(late, 4, source, inline_rounds);
+  dcuda_wait_notifications(gst, 2, 1);
+  // Nothing more has arrived on any tag used.
+  const int extra = dcuda_test_notifications(gst, 0, 1) + dcuda_test_notifications(gst, 1, 1) +
+                    dcuda_test_notifications(gst, 2, 1);
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  if (threadIdx.x == 0 && extra != 0) atomicAdd(&run->count_errors, extra);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(carried_and_regular_notifications_to_one_target_keep_issue_order) {
+  const std::uint64_t per_rank = inline_stride + inline_rounds * inline_stride + inline_stride;
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(inline_order_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}

@@ -1,0 +1,63 @@
+// The sender's side of the peer rings (protocol/peer_ring.h): one record to a rank on another GPU
+// of the node. Thread 0 of a rank only.
+#pragma once
+
+#include "device/ring_poll.cuh"
+#include "device/spin_wait.cuh"
+#include "device/state.cuh"
+#include "protocol/peer_ring.h"
+
+namespace dcuda::device {
+
+// What a sender needs about a target on another GPU of the node (from its rank_route).
+struct ring_address {
+  char* ring;          // the target's ring for this GPU, mapped
+  std::uint32_t slot;  // the target in this GPU's tails and taken
+};
+
+// Sends one record to a rank on another GPU of the node. `size` payload bytes (at most
+// protocol::ring_payload_limit) travel in it; `fence`: the rank's earlier stores to peer GPUs
+// must be visible before the record (data of a regular put). Thread 0 only. Waits while the
+// target has 256 records from this GPU untaken, taking its own records meanwhile, so two ranks
+// that flood each other both go on.
+namespace ring_detail {
+__device__ inline std::uint32_t gather_payload(const void* buffer, int size) {
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  std::uint32_t payload = 0;
+  for (int i = 0; i < size; ++i) payload |= std::uint32_t{bytes[i]} << (8 * i);
+  return payload;
+}
+}  // namespace ring_detail
+
+__device__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
+                                        const ring_address& to, const protocol::ring_record& record,
+                                        bool fence) {
+  using namespace ring_detail;
+  if (fence || gst.peer_fence_owed != 0u) {
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+    gst.peer_fence_owed = 0;
+  }
+  std::uint32_t ticket;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+               : "=r"(ticket)
+               : "l"(gst.ring_tails + to.slot)
+               : "memory");
+  const std::uint32_t* taken = gst.ring_taken_here + to.slot;
+  if (!protocol::ring_has_room(ticket, load_relaxed_system(taken))) {
+    spin_until(gst,
+               wait_description{call, protocol::wait_kind::ring_room,
+                                static_cast<std::int32_t>(to.slot), ticket},
+               [&](std::uint32_t& seen) {
+                 drain_rings(gst);
+                 seen = load_relaxed_system(taken);
+                 return protocol::ring_has_room(ticket, seen);
+               });
+  }
+  const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
+                   to.ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
+               "l"(words.first), "l"(words.second)
+               : "memory");
+}
+
+}  // namespace dcuda::device

@@ -1,0 +1,111 @@
+// The target's side of the peer rings (protocol/peer_ring.h): polling the heads of a rank's rings
+// and taking the records found there. Thread 0 of a rank only. Every dcuda wait polls them (the
+// wait for notifications on every spin, the others now and then: device/spin_wait.cuh), so a
+// rank blocked anywhere in dcuda still takes what is sent to it and its senders never wait for
+// ring room forever.
+#pragma once
+
+#include "device/state.cuh"
+#include "protocol/peer_ring.h"
+
+namespace dcuda::device {
+
+namespace ring_detail {
+
+__device__ inline std::uint32_t load_relaxed_system(const std::uint32_t* word) {
+  std::uint32_t value;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
+  return value;
+}
+
+// Acquire: synchronises with the fence a sender issues before a record that follows data.
+__device__ inline protocol::ring_words acquire_record(const char* slot) {
+  protocol::ring_words words;
+  asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(words.first), "=l"(words.second)
+               : "l"(slot)
+               : "memory");
+  return words;
+}
+
+__device__ inline void scatter_payload(char* destination, std::uint32_t payload, int size) {
+  for (int i = 0; i < size; ++i) destination[i] = static_cast<char>(payload >> (8 * i));
+}
+
+__device__ inline protocol::ring_words load_record(const char* slot) {
+  protocol::ring_words words;
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(words.first), "=l"(words.second)
+               : "l"(slot)
+               : "memory");
+  return words;
+}
+
+__device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t peer) {
+  return gst.rings + std::uint64_t{peer} * protocol::ring_bytes +
+         protocol::ring_slot(gst.ring_head[peer]) * protocol::ring_record_bytes;
+}
+
+// Takes the record at the head of ring `peer` (read, with acquire, as `words`) if it is there:
+// lands its payload, counts its notification (by owing one less) and tells the sending GPU how
+// far the ring is taken. Returns whether it took one.
+__device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
+                                 const protocol::ring_words& words) {
+  const std::uint32_t head = gst.ring_head[peer];
+  if (!protocol::ring_record_complete(words, head)) return false;
+  const protocol::ring_record record = protocol::decode_ring_record(words);
+  if (record.size != 0u) {
+    scatter_payload(
+        reinterpret_cast<char*>(gst.own_window_base[record.window_slot]) + record.offset,
+        record.payload, record.size);
+  }
+  gst.consumed[record.tag] -= 1u;
+  gst.ring_head[peer] = head + 1u;
+  std::uint32_t* published = gst.ctx->ring_taken[peer] + gst.device_rank;
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(published), "r"(head + 1u) : "memory");
+  return true;
+}
+
+}  // namespace ring_detail
+
+// One look at the head of each of this rank's rings; takes what is there. Thread 0 only; a rank
+// with no other GPU on its node has no rings. One ring (two GPUs): one acquire load. More: the
+// heads are read together (relaxed) and a record found is read again with acquire.
+__device__ inline bool poll_rings(dcuda_state& gst) {
+  using namespace ring_detail;
+  if (gst.ring_peers == 1u) return take_head(gst, 0, acquire_record(head_slot(gst, 0)));
+  bool took = false;
+  for (std::uint32_t first = 0; first < gst.ring_peers; first += 4) {
+    protocol::ring_words heads[4];
+#pragma unroll
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      if (first + i < gst.ring_peers) heads[i] = load_record(head_slot(gst, first + i));
+    }
+#pragma unroll
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      const std::uint32_t peer = first + i;
+      if (peer < gst.ring_peers && protocol::ring_record_complete(heads[i], gst.ring_head[peer])) {
+        took = take_head(gst, peer, acquire_record(head_slot(gst, peer))) || took;
+      }
+    }
+  }
+  return took;
+}
+
+// Takes every record in this rank's rings (after a barrier of DCUDA_COMM_WORLD, and while a
+// sender waits for room). Thread 0 only.
+__device__ inline void drain_rings(dcuda_state& gst) {
+  while (poll_rings(gst)) {
+  }
+}
+
+// After a barrier of DCUDA_COMM_WORLD: records sent before it are visible now; their payloads
+// land before any thread of the rank goes on (a program may read put data after a barrier
+// without waiting for the notification).
+__device__ inline void settle_rings(dcuda_state& gst) {
+  if (gst.ring_peers == 0u) return;  // the same on every thread of the rank
+  if (threadIdx.x == 0) drain_rings(gst);
+  __syncthreads();
+}
+
+}  // namespace dcuda::device
