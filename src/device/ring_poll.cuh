@@ -61,8 +61,8 @@ __device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
   }
   gst.consumed[record.tag] -= 1u;
   gst.ring_head[peer] = head + 1u;
-  std::uint32_t* published = gst.ctx->ring_taken[peer] + gst.device_rank;
-  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(published), "r"(head + 1u) : "memory");
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(gst.ring_taken[peer]), "r"(head + 1u)
+               : "memory");
   return true;
 }
 
