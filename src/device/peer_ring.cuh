@@ -29,9 +29,25 @@ __device__ inline std::uint32_t gather_payload(const void* buffer, int size) {
 }
 }  // namespace ring_detail
 
-__device__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
-                                        const ring_address& to, const protocol::ring_record& record,
-                                        bool fence) {
+// The target has 256 of this GPU's records untaken: waits, taking this rank's own records
+// meanwhile. Out of line (rare, and its registers would burden every put).
+__device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protocol::call call,
+                                                       std::uint32_t slot, std::uint32_t ticket,
+                                                       const std::uint32_t* taken) {
+  spin_until(gst,
+             wait_description{call, protocol::wait_kind::ring_room, static_cast<std::int32_t>(slot),
+                              ticket},
+             [&](std::uint32_t& seen) {
+               drain_rings(gst);
+               seen = ring_detail::load_relaxed_system(taken);
+               return protocol::ring_has_room(ticket, seen);
+             });
+}
+
+__device__ __noinline__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
+                                                     const ring_address& to,
+                                                     const protocol::ring_record& record,
+                                                     bool fence) {
   using namespace ring_detail;
   if (fence || gst.peer_fence_owed != 0u) {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
@@ -44,14 +60,7 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
                : "memory");
   const std::uint32_t* taken = gst.ring_taken_here + to.slot;
   if (!protocol::ring_has_room(ticket, load_relaxed_system(taken))) {
-    spin_until(gst,
-               wait_description{call, protocol::wait_kind::ring_room,
-                                static_cast<std::int32_t>(to.slot), ticket},
-               [&](std::uint32_t& seen) {
-                 drain_rings(gst);
-                 seen = load_relaxed_system(taken);
-                 return protocol::ring_has_room(ticket, seen);
-               });
+    wait_for_ring_room(gst, call, to.slot, ticket, taken);
   }
   const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
   asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(

@@ -49,8 +49,8 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
 // Takes the record at the head of ring `peer` (read, with acquire, as `words`) if it is there:
 // lands its payload, counts its notification (by owing one less) and tells the sending GPU how
 // far the ring is taken. Returns whether it took one.
-__device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
-                                 const protocol::ring_words& words) {
+__device__ __noinline__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
+                                              const protocol::ring_words& words) {
   const std::uint32_t head = gst.ring_head[peer];
   if (!protocol::ring_record_complete(words, head)) return false;
   const protocol::ring_record record = protocol::decode_ring_record(words);
@@ -68,12 +68,10 @@ __device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
 
 }  // namespace ring_detail
 
-// One look at the head of each of this rank's rings; takes what is there. Thread 0 only; a rank
-// with no other GPU on its node has no rings. One ring (two GPUs): one acquire load. More: the
-// heads are read together (relaxed) and a record found is read again with acquire.
-__device__ inline bool poll_rings(dcuda_state& gst) {
-  using namespace ring_detail;
-  if (gst.ring_peers == 1u) return take_head(gst, 0, acquire_record(head_slot(gst, 0)));
+namespace ring_detail {
+// Several rings (more than two GPUs): the heads are read together (relaxed) and a record found is
+// read again with acquire. Out of line: it would cost every kernel registers on the fast path.
+__device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
   bool took = false;
   for (std::uint32_t first = 0; first < gst.ring_peers; first += 4) {
     protocol::ring_words heads[4];
@@ -91,10 +89,25 @@ __device__ inline bool poll_rings(dcuda_state& gst) {
   }
   return took;
 }
+}  // namespace ring_detail
+
+// One look at the head of each of this rank's rings; takes what is there. Thread 0 only; a rank
+// with no other GPU on its node has no rings. One ring (two GPUs): one acquire load.
+__device__ inline bool poll_rings(dcuda_state& gst) {
+  using namespace ring_detail;
+  if (gst.ring_peers == 1u) return take_head(gst, 0, acquire_record(head_slot(gst, 0)));
+  return poll_many_rings(gst);
+}
+
+// poll_rings for the waits that poll the rings only now and then (device/spin_wait.cuh): out of
+// line, so that it costs those waits no registers.
+__device__ __noinline__ inline void poll_rings_out_of_line(dcuda_state& gst) {
+  poll_rings(gst);
+}
 
 // Takes every record in this rank's rings (after a barrier of DCUDA_COMM_WORLD, and while a
 // sender waits for room). Thread 0 only.
-__device__ inline void drain_rings(dcuda_state& gst) {
+__device__ __noinline__ inline void drain_rings(dcuda_state& gst) {
   while (poll_rings(gst)) {
   }
 }

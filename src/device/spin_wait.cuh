@@ -52,7 +52,7 @@ __device__ inline void spin_until(dcuda_state& gst, const wait_description& what
     if (check(available)) break;
     // Records other GPUs send to this rank are taken in every wait: a sender that waits for room
     // in this rank's ring goes on even while this rank waits for something else.
-    if ((spins & 63u) == 0u && gst.ring_peers != 0u) poll_rings(gst);
+    if ((spins & 63u) == 0u && gst.ring_peers != 0u) poll_rings_out_of_line(gst);
     // A wait that has lasted a while backs off, so that idle ranks (waiting in a barrier while
     // others work) do not load the memory system the working ranks use. Short waits, where
     // latency matters, never sleep.
