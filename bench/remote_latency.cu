@@ -83,7 +83,7 @@ struct latency_run {
   int mismatches;                                 // ranks of this process with wrong bytes
 };
 
-__global__ void latency_kernel(dcuda_context_handle dcuda) {
+__global__ void __launch_bounds__(threads_per_rank, 1) latency_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
   latency_run* run = nullptr;

@@ -151,11 +151,8 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
     signal_local_rank(to.counters, tag);
     return;
   }
-  const protocol::ring_record record{
-      carried_size == 0 ? 0u : ring_detail::gather_payload(carried, carried_size),
-      static_cast<std::uint32_t>(offset), static_cast<std::uint8_t>(tag),
-      static_cast<std::uint8_t>(window_slot), static_cast<std::uint8_t>(carried_size)};
-  send_ring_record(gst, call, to.ring, record, data_before);
+  send_ring_notification(gst, call, to.ring, tag, data_before, carried, carried_size, offset,
+                         window_slot);
 }
 
 // Puts up to this size are copied by thread 0 alone (thread_copy), without the block barrier

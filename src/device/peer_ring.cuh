@@ -44,10 +44,9 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
              });
 }
 
-__device__ __noinline__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
-                                                     const ring_address& to,
-                                                     const protocol::ring_record& record,
-                                                     bool fence) {
+__device__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
+                                        const ring_address& to, const protocol::ring_record& record,
+                                        bool fence) {
   using namespace ring_detail;
   if (fence || gst.peer_fence_owed != 0u) {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
@@ -67,6 +66,21 @@ __device__ __noinline__ inline void send_ring_record(dcuda_state& gst, protocol:
                    to.ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
                "l"(words.first), "l"(words.second)
                : "memory");
+}
+
+// A notification to a rank on another GPU of the node, `carried_size` payload bytes (from
+// `carried`) travelling in its record. Out of line: one copy serves every call site, which keeps
+// the registers of the kernels that call dcuda low.
+__device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, protocol::call call,
+                                                           const ring_address& to, int tag,
+                                                           bool data_before, const void* carried,
+                                                           int carried_size, int offset,
+                                                           int window_slot) {
+  const protocol::ring_record record{
+      carried_size == 0 ? 0u : ring_detail::gather_payload(carried, carried_size),
+      static_cast<std::uint32_t>(offset), static_cast<std::uint8_t>(tag),
+      static_cast<std::uint8_t>(window_slot), static_cast<std::uint8_t>(carried_size)};
+  send_ring_record(gst, call, to, record, data_before);
 }
 
 }  // namespace dcuda::device
