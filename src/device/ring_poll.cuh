@@ -54,6 +54,10 @@ __device__ __noinline__ inline bool take_head(dcuda_state& gst, std::uint32_t pe
   const std::uint32_t head = gst.ring_head[peer];
   if (!protocol::ring_record_complete(words, head)) return false;
   const protocol::ring_record record = protocol::decode_ring_record(words);
+  // A sender may put into a window as soon as its own dcuda_win_create returns, while this rank
+  // is still inside it (polling its rings in the collective's barrier): a payload for a window
+  // this rank does not know yet waits at the head of the ring until it does.
+  if (record.size != 0u && (gst.windows_in_use >> record.window_slot & 1u) == 0u) return false;
   if (record.size != 0u) {
     scatter_payload(
         reinterpret_cast<char*>(gst.own_window_base[record.window_slot]) + record.offset,
