@@ -40,5 +40,5 @@ void dcuda_host_finish(dcuda_host_context_handle ctx);
 // other processes of the node now, before any run, so that windows created in it later need no
 // mapping while the kernel runs (compute-sanitizer memcheck only knows memory mapped before a
 // kernel starts). Collective: every process calls it alike, each with its own pointer or NULL.
-// Optional; docs/api.md.
+// The allocation must stay allocated until dcuda_host_finish. Optional; docs/api.md.
 void dcuda_host_share_memory(dcuda_host_context_handle ctx, void* allocation);

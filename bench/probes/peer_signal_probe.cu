@@ -115,15 +115,14 @@ __device__ void signal(int kind, const side& s, unsigned message) {
       asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
       break;
     case payload_fence_acq_rel:
-      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message)
-                   : "memory");
-      asm volatile("fence.acq_rel.sys;" ::: "memory");
-      asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
-      break;
     case payload_fence_sc:
       asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_payload), "r"(message)
                    : "memory");
-      asm volatile("fence.sc.sys;" ::: "memory");
+      if (kind == payload_fence_sc) {
+        asm volatile("fence.sc.sys;" ::: "memory");
+      } else {
+        asm volatile("fence.acq_rel.sys;" ::: "memory");
+      }
       asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
       break;
     case ll8:

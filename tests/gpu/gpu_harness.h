@@ -41,10 +41,10 @@ struct run_result {
   std::vector<double> timings;
 };
 
-// dcuda_host_init + run + finish, the way the thesis's listing 3.1 does it.
+// dcuda_host_init + run + finish, the way the thesis's listing 3.1 does it. `shared`: when set,
+// dcuda_host_share_memory is called with it (which may be null) before the run; it is
+// collective, so every process of a multi-process test must set it.
 template <typename UserData>
-// `shared`: when set, dcuda_host_share_memory is called with it (which may be null) before the
-// run; it is collective, so every process of a multi-process test must set it.
 run_result run_dcuda(dcuda_kernel_t kernel, int threads_per_rank, UserData& data,
                      std::vector<std::string> arguments = {},
                      std::optional<void*> shared = std::nullopt) {
