@@ -151,7 +151,7 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
     signal_local_rank(to.counters, tag);
     return;
   }
-  send_ring_notification(gst, call, to.ring, tag, data_before, carried, carried_size, offset,
+  send_ring_notification(gst, call, to.ring.ring, to.ring.slot, tag, data_before, carried, carried_size, offset,
                          window_slot);
 }
 
@@ -168,8 +168,11 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
     send_remote_operation(
         gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
         route.target, route.slot, offset, size, buffer, tag);
-  } else if (notify && path == protocol::route::peer && size <= protocol::ring_payload_limit) {
-    // The latency path to another GPU: the payload travels in the record, no fence.
+  } else if (notify && path == protocol::route::peer && size <= protocol::ring_payload_limit &&
+             gst.peer_fence_owed == 0u) {
+    // The latency path to another GPU: the payload travels in the record, no fence. (After a
+    // plain put to a peer GPU the record must be fenced, and a fenced record goes the regular
+    // way, so that only records without a payload need the target's acquire: ring_poll.cuh.)
     notify_along(gst, call, route.to, tag, false, buffer, size, offset, route.slot);
     __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
   } else if (size <= single_thread_put_limit) {

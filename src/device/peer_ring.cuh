@@ -44,35 +44,38 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
              });
 }
 
-__device__ inline void send_ring_record(dcuda_state& gst, protocol::call call,
-                                        const ring_address& to, const protocol::ring_record& record,
+__device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, char* ring,
+                                        std::uint32_t slot, const protocol::ring_record& record,
                                         bool fence) {
   using namespace ring_detail;
   if (fence || gst.peer_fence_owed != 0u) {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
     gst.peer_fence_owed = 0;
   }
+  // The load of `taken` is issued before the ticket's atomic, so the two are in flight together.
+  const std::uint32_t* taken = gst.ring_taken_here + slot;
+  const std::uint32_t taken_seen = load_relaxed_system(taken);
   std::uint32_t ticket;
   asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
                : "=r"(ticket)
-               : "l"(gst.ring_tails + to.slot)
+               : "l"(gst.ring_tails + slot)
                : "memory");
-  const std::uint32_t* taken = gst.ring_taken_here + to.slot;
-  if (!protocol::ring_has_room(ticket, load_relaxed_system(taken))) {
-    wait_for_ring_room(gst, call, to.slot, ticket, taken);
+  if (!protocol::ring_has_room(ticket, taken_seen)) {
+    wait_for_ring_room(gst, call, slot, ticket, taken);
   }
   const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
   asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
-                   to.ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
+                   ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
                "l"(words.first), "l"(words.second)
                : "memory");
 }
 
 // A notification to a rank on another GPU of the node, `carried_size` payload bytes (from
 // `carried`) travelling in its record. Out of line: one copy serves every call site, which keeps
-// the registers of the kernels that call dcuda low.
+// the registers of the kernels that call dcuda low. Scalars only: an argument passed by reference
+// would go through local memory.
 __device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, protocol::call call,
-                                                           const ring_address& to, int tag,
+                                                           char* ring, std::uint32_t slot, int tag,
                                                            bool data_before, const void* carried,
                                                            int carried_size, int offset,
                                                            int window_slot) {
@@ -80,7 +83,7 @@ __device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, pro
       carried_size == 0 ? 0u : ring_detail::gather_payload(carried, carried_size),
       static_cast<std::uint32_t>(offset), static_cast<std::uint8_t>(tag),
       static_cast<std::uint8_t>(window_slot), static_cast<std::uint8_t>(carried_size)};
-  send_ring_record(gst, call, to, record, data_before);
+  send_ring_record(gst, call, ring, slot, record, data_before);
 }
 
 }  // namespace dcuda::device

@@ -46,14 +46,14 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
          protocol::ring_slot(gst.ring_head[peer]) * protocol::ring_record_bytes;
 }
 
-// Takes the record at the head of ring `peer` (read, with acquire, as `words`) if it is there:
-// lands its payload, counts its notification (by owing one less) and tells the sending GPU how
-// far the ring is taken. Returns whether it took one.
+// Takes the complete record `words` found at the head of ring `peer`: lands its payload, counts
+// its notification (by owing one less) and tells the sending GPU how far the ring is taken.
+// Returns whether it took it. Out of line, and the record by value: nothing of it goes through
+// local memory on the fast path.
 __device__ __noinline__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
-                                              const protocol::ring_words& words) {
+                                              std::uint64_t first, std::uint64_t second) {
   const std::uint32_t head = gst.ring_head[peer];
-  if (!protocol::ring_record_complete(words, head)) return false;
-  const protocol::ring_record record = protocol::decode_ring_record(words);
+  const protocol::ring_record record = protocol::decode_ring_record({first, second});
   // A sender may put into a window as soon as its own dcuda_win_create returns, while this rank
   // is still inside it (polling its rings in the collective's barrier): a payload for a window
   // this rank does not know yet waits at the head of the ring until it does.
@@ -68,6 +68,18 @@ __device__ __noinline__ inline bool take_head(dcuda_state& gst, std::uint32_t pe
   asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(gst.ring_taken[peer]), "r"(head + 1u)
                : "memory");
   return true;
+}
+
+// Looks at the head of ring `peer` (relaxed: an acquire load would invalidate the L1 cache on
+// every poll) and takes the record there. A record without a payload may follow data the sender
+// fenced (a regular put): it is read again with acquire before it counts. A record with a payload
+// follows no data (the sender never carries a payload after a fence, device/notified_access.cuh).
+__device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
+  const char* slot = head_slot(gst, peer);
+  protocol::ring_words words = load_record(slot);
+  if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
+  if (protocol::decode_ring_record(words).size == 0u) words = acquire_record(slot);
+  return take_head(gst, peer, words.first, words.second);
 }
 
 }  // namespace ring_detail
@@ -87,7 +99,7 @@ __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
     for (std::uint32_t i = 0; i < 4; ++i) {
       const std::uint32_t peer = first + i;
       if (peer < gst.ring_peers && protocol::ring_record_complete(heads[i], gst.ring_head[peer])) {
-        took = take_head(gst, peer, acquire_record(head_slot(gst, peer))) || took;
+        took = poll_ring(gst, peer) || took;
       }
     }
   }
@@ -99,7 +111,7 @@ __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
 // with no other GPU on its node has no rings. One ring (two GPUs): one acquire load.
 __device__ inline bool poll_rings(dcuda_state& gst) {
   using namespace ring_detail;
-  if (gst.ring_peers == 1u) return take_head(gst, 0, acquire_record(head_slot(gst, 0)));
+  if (gst.ring_peers == 1u) return poll_ring(gst, 0);
   return poll_many_rings(gst);
 }
 
