@@ -34,6 +34,12 @@ enum signal_kind : int {
   ll16,                   // two stamped words in one 16-byte store
   local_ticket_ll16,      // a returning device-scope atomic on this GPU (a slot), then ll16
   loaded_payload_red_release,  // payload loaded from this GPU's memory first (as dcuda_put_notify)
+  // A ring per (target, sending GPU), 256 records of 16 B, as a peer-ring design would use it:
+  ring_ticket,     // ticket from a local atomic, record at slot ticket % 256; relaxed poll
+  ring_room,       // + the payload and the target's `taken` loaded (overlapped), room checked
+  ring_take,       // + acquire poll of the head that also loads a counter; the receiver lands
+                   //   the payload in its window and stores `taken` on the sender's GPU
+  ring_take_call,  // ring_take with the take in a __noinline__ function (as the branch had it)
   kinds
 };
 const char* const names[kinds] = {"flag st.relaxed.sys",
@@ -47,7 +53,11 @@ const char* const names[kinds] = {"flag st.relaxed.sys",
                                   "LL 8 B {payload, seq}",
                                   "LL 16 B {payload, seq, payload, seq}",
                                   "local atom.add (slot) + LL 16 B",
-                                  "payload ld.global + st + red.release.sys.add"};
+                                  "payload ld.global + st + red.release.sys.add",
+                                  "ring: local ticket + 16 B record",
+                                  "ring: + payload/taken loads, room check",
+                                  "ring: + acquire poll w/ counter, land, taken",
+                                  "ring: as above, take out of line"};
 
 enum poll_kind : int {
   poll_relaxed_then_acquire,
@@ -63,6 +73,14 @@ struct side {
   unsigned* peer_flag;
   unsigned* peer_payload;
   unsigned* ticket;  // local
+  // Ring variants: this side's ring (written by the other GPU), the other side's ring, where the
+  // other side publishes how far it has taken this side's records (local) and where this side
+  // publishes that (on the other GPU), and a local window the payload lands in.
+  unsigned long long* my_ring;
+  unsigned long long* peer_ring;
+  unsigned* my_taken;
+  unsigned* peer_taken;
+  unsigned* window;
   unsigned long long* elapsed_ns;
   int* wrong;
 };
@@ -143,6 +161,38 @@ __device__ void signal(int kind, const side& s, unsigned message) {
       asm volatile("red.release.sys.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
       break;
     }
+    case ring_ticket:
+    case ring_room:
+    case ring_take:
+    case ring_take_call: {
+      unsigned ticket;
+      unsigned payload = message;
+      asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+                   : "=r"(ticket)
+                   : "l"(s.ticket)
+                   : "memory");
+      if (kind != ring_ticket) {
+        unsigned zero, taken;  // ticket[32] stays 0: read as dcuda reads the caller's buffer
+        asm volatile("ld.global.u32 %0, [%1];" : "=r"(zero) : "l"(s.ticket + 32) : "memory");
+        asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
+                     : "=r"(taken)
+                     : "l"(s.my_taken)
+                     : "memory");
+        payload += zero;
+        while (ticket - taken >= 256u) {
+          asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
+                       : "=r"(taken)
+                       : "l"(s.my_taken)
+                       : "memory");
+        }
+      }
+      const unsigned long long stamp = ticket + 1u;
+      asm volatile(
+          "st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(s.peer_ring + 2 * (ticket % 256u)),
+          "l"(stamp << 32 | payload), "l"(stamp << 32 | 4u)
+          : "memory");
+      break;
+    }
     case local_ticket_ll16: {
       unsigned slot;
       asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
@@ -157,8 +207,55 @@ __device__ void signal(int kind, const side& s, unsigned message) {
   }
 }
 
+// The receiver's side of ring_take: lands the record's payload in the window and tells the
+// sender how far this side has taken its ring.
+__device__ __forceinline__ unsigned take_record(const side& s, unsigned long long first,
+                                                unsigned long long second, unsigned message) {
+  const auto payload = static_cast<unsigned>(first);
+  s.window[static_cast<unsigned>(second & 0xffu) + (message % 8u)] = payload;
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_taken), "r"(message) : "memory");
+  return payload;
+}
+__device__ __noinline__ unsigned take_record_call(const side& s, unsigned long long first,
+                                                  unsigned long long second, unsigned message) {
+  return take_record(s, first, second, message);
+}
+
+__device__ unsigned wait_for_ring(int kind, const side& s, unsigned message) {
+  const unsigned long long* slot = s.my_ring + 2 * ((message - 1u) % 256u);
+  unsigned long long first, second;
+  if (kind == ring_ticket || kind == ring_room) {
+    do {
+      asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                   : "=l"(first), "=l"(second)
+                   : "l"(slot)
+                   : "memory");
+    } while ((first >> 32) != message || (second >> 32) != message);
+    if (kind == ring_room) {  // the sender's room check needs to see progress
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(s.peer_taken), "r"(message)
+                   : "memory");
+    }
+    return static_cast<unsigned>(first);
+  }
+  unsigned counter_sum = 0;
+  while (true) {
+    unsigned counter;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(counter) : "l"(s.my_flag) : "memory");
+    asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(first), "=l"(second)
+                 : "l"(slot)
+                 : "memory");
+    counter_sum += counter;
+    if ((first >> 32) == message && (second >> 32) == message) break;
+  }
+  const unsigned payload = kind == ring_take_call ? take_record_call(s, first, second, message)
+                                                  : take_record(s, first, second, message);
+  return payload + (counter_sum == 0xffffffffu);
+}
+
 // Waits for message number `message`; returns the payload seen with it.
 __device__ unsigned wait_for(int kind, int poll, const side& s, unsigned message) {
+  if (kind >= ring_ticket) return wait_for_ring(kind, s, message);
   const unsigned* flag = s.my_flag;
   if (kind == ll8) {
     unsigned a, b;
@@ -200,7 +297,8 @@ __device__ unsigned wait_for(int kind, int poll, const side& s, unsigned message
     load_acquire(flag);
   }
   // The payload word, where the variant sends one.
-  return kind >= payload_store_release && kind != ll8 && kind != ll16 && kind != local_ticket_ll16
+  return kind >= payload_store_release && kind != ll8 && kind != ll16 &&
+                 kind != local_ticket_ll16 && kind < ring_ticket
              ? load_relaxed(s.my_flag + 15)
              : message;
 }
@@ -244,6 +342,9 @@ int main() {
   }
   unsigned* line[2];
   unsigned* ticket[2];
+  unsigned long long* ring[2];
+  unsigned* taken[2];
+  unsigned* window[2];
   unsigned long long* elapsed[2];
   int* wrong[2];
   for (int d = 0; d < 2; ++d) {
@@ -251,6 +352,9 @@ int main() {
     CK(cudaDeviceEnablePeerAccess(1 - d, 0));
     CK(cudaMalloc(&line[d], 256));
     CK(cudaMalloc(&ticket[d], 256));
+    CK(cudaMalloc(&ring[d], 256 * 16));
+    CK(cudaMalloc(&taken[d], 256));
+    CK(cudaMalloc(&window[d], 256));
     CK(cudaMalloc(&elapsed[d], sizeof(unsigned long long)));
     CK(cudaMalloc(&wrong[d], sizeof(int)));
   }
@@ -261,7 +365,8 @@ int main() {
               "+entry checks");
   for (int kind = 0; kind < kinds; ++kind) {
     for (int poll = 0; poll < 4; ++poll) {
-      const bool flag_kind = kind != ll8 && kind != ll16 && kind != local_ticket_ll16;
+      const bool flag_kind =
+          kind != ll8 && kind != ll16 && kind != local_ticket_ll16 && kind < ring_ticket;
       const bool dcuda_like =
           kind == payload_red_release || kind == loaded_payload_red_release || kind == red_release;
       if (poll == poll_gpu_relaxed_then_acquire ? !dcuda_like
@@ -276,11 +381,14 @@ int main() {
             CK(cudaSetDevice(d));
             CK(cudaMemset(line[d], 0, 256));
             CK(cudaMemset(ticket[d], 0, 256));
+            CK(cudaMemset(ring[d], 0, 256 * 16));
+            CK(cudaMemset(taken[d], 0, 256));
             CK(cudaDeviceSynchronize());
           }
           for (int d = 0; d < 2; ++d) {
             CK(cudaSetDevice(d));
-            side s{line[d], line[1 - d], line[1 - d] + 15, ticket[d], elapsed[d], wrong[d]};
+            side s{line[d],  line[1 - d],  line[1 - d] + 15, ticket[d],  ring[d], ring[1 - d],
+                   taken[d], taken[1 - d], window[d],        elapsed[d], wrong[d]};
             ping_pong<<<1, barrier ? 512 : 32>>>(s, kind, poll, d == 0, iterations, barrier);
             CK(cudaGetLastError());
           }

@@ -38,4 +38,16 @@ allocation_range allocation_containing(const void* pointer) {
   return {reinterpret_cast<void*>(base), size};
 }
 
+std::optional<std::uint64_t> allocation_id(const void* pointer) {
+  using pointer_attribute = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+  static const auto attribute = driver_function<pointer_attribute>("cuPointerGetAttribute");
+  std::uint64_t id = 0;
+  const CUresult status =
+      attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(pointer));
+  // Freed memory is an answer, not a failure: the driver no longer knows the address.
+  if (status == CUDA_ERROR_INVALID_VALUE) return std::nullopt;
+  check_driver(status, "cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_BUFFER_ID)");
+  return id;
+}
+
 }  // namespace dcuda::runtime

@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 
 namespace dcuda::runtime {
 
@@ -14,5 +16,10 @@ struct allocation_range {
   std::size_t size = 0;
 };
 allocation_range allocation_containing(const void* pointer);
+
+// The driver's identity of the allocation that contains `pointer` (CU_POINTER_ATTRIBUTE_BUFFER_ID:
+// unique for the process's lifetime, so an allocation freed and another made at the same address
+// have different ones); none when no allocation contains it any more.
+std::optional<std::uint64_t> allocation_id(const void* pointer);
 
 }  // namespace dcuda::runtime

@@ -204,22 +204,39 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
 
 void dcuda_host_context::share_memory(void* allocation) {
   if (allocation != nullptr) {
+    allocation_range range;
     try {
-      allocation_containing(allocation);
+      range = allocation_containing(allocation);
     } catch (const dcuda::runtime::error& e) {
       std::ostringstream text;
       text << "pointer " << allocation << " is not inside a cudaMalloc allocation of this process ("
            << e.what() << ")";
       throw dcuda::runtime::error(text.str());
     }
+    const std::optional<std::uint64_t> id = allocation_id(range.base);
+    if (!id) throw error("the CUDA driver does not know the allocation it just found");
+    shared_allocations_.push_back({range.base, range.size, *id});
   }
   if (group_ && group_->layout().process_count > 1) group_->share_memory(allocation);
+}
+
+void dcuda_host_context::check_shared_allocations() const {
+  for (const shared_allocation& shared : shared_allocations_) {
+    if (allocation_id(shared.base) == shared.id) continue;
+    std::ostringstream text;
+    text << "the allocation at " << shared.base << " (" << shared.size
+         << " bytes) that dcuda_host_share_memory shared has been freed; shared memory must stay "
+            "allocated until dcuda_host_finish (the other processes of the node keep it mapped "
+            "and would write into whatever is there now)";
+    throw error(text.str());
+  }
 }
 
 double dcuda_host_context::run(void* user_data, std::size_t size) {
   if (size > 0 && user_data == nullptr) {
     throw error("dcuda_host_run: gpu_data is NULL but gpu_size is " + std::to_string(size));
   }
+  check_shared_allocations();
   if (user_data_.size() < size) user_data_ = device_array<char>(size);
   void* device_data = size > 0 ? user_data_.get() : nullptr;
   if (size > 0) {

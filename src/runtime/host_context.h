@@ -2,6 +2,7 @@
 // serves it while it runs (command proxy, log printer, watchdog).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -30,6 +31,16 @@ struct dcuda_host_context {
   void share_memory(void* allocation);
 
  private:
+  // An allocation shared by dcuda_host_share_memory. The other processes keep it mapped until
+  // dcuda_host_finish, so it must stay allocated until then: every run checks that it is still
+  // the allocation that was shared (its driver identity), before any peer could write into it.
+  struct shared_allocation {
+    void* base;
+    std::size_t size;
+    std::uint64_t id;
+  };
+  void check_shared_allocations() const;
+
   dcuda::runtime::settings settings_;
   dcuda_kernel_t kernel_;
   int threads_per_rank_;
@@ -45,4 +56,5 @@ struct dcuda_host_context {
   dcuda::runtime::cuda_stream stream_;
   dcuda::runtime::device_array<char> user_data_;
   std::vector<double> timings_;
+  std::vector<shared_allocation> shared_allocations_;
 };

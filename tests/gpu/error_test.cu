@@ -2,6 +2,7 @@
 // a nonzero exit; a wait that makes no progress is reported by the watchdog. Each scenario runs in
 // a child process, because dcuda ends a process whose run failed.
 #include <chrono>
+#include <cstdio>
 
 #include "dcuda_device.cu.h"
 #include "gpu_harness.h"
@@ -242,6 +243,18 @@ DCUDA_CHILD(share_host_memory) {
   dcuda_host_share_memory(context, &not_device_memory);
 }
 
+DCUDA_CHILD(free_shared_memory) {
+  dcuda_host_context_handle context = nullptr;
+  dcuda_host_init(0, nullptr, &context, deadlock_kernel, 32);
+  void* memory = nullptr;
+  if (cudaMalloc(&memory, 4096) != cudaSuccess) return;
+  dcuda_host_share_memory(context, static_cast<char*>(memory) + 100);
+  cudaFree(memory);
+  int unused = 0;
+  dcuda_host_run(context, &unused, sizeof unused);  // must refuse: the shared memory is gone
+  std::printf("run started\n");
+}
+
 DCUDA_CHILD(bad_setting) {
   int unused = 0;
   run_dcuda(deadlock_kernel, 32, unused);
@@ -261,6 +274,12 @@ DCUDA_TEST(host_side_misuse_is_reported) {
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_share_memory: pointer 0x"));
   DCUDA_CHECK(contains(child.output, "is not inside a cudaMalloc allocation"));
+  child = run_child("free_shared_memory");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_run: the allocation at 0x"));
+  DCUDA_CHECK(
+      contains(child.output, "(4096 bytes) that dcuda_host_share_memory shared has been freed"));
+  DCUDA_CHECK(!contains(child.output, "run started"));
   child = run_child("bad_setting", "DCUDA_RANKS_PER_DEVICE=lots");
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "DCUDA_RANKS_PER_DEVICE"));
