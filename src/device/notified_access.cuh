@@ -35,6 +35,15 @@ __device__ inline target_route route_to(const dcuda_state& gst, int world_rank) 
   return {r.counters, static_cast<protocol::route>(r.path), {r.ring, r.slot}};
 }
 
+// route_to, from the route cache when the last put went to `world_rank` (no global load).
+__device__ inline target_route cached_route_to(const dcuda_state& gst, int world_rank) {
+  if (gst.cached_window != DCUDA_WIN_NONE && world_rank == gst.cached_target) {
+    return {gst.cached_counters, static_cast<protocol::route>(gst.cached_path),
+            {gst.cached_ring, gst.cached_ring_slot}};
+  }
+  return route_to(gst, world_rank);
+}
+
 struct put_route {
   void* destination;  // meaningless on the network path
   int target;         // world rank
@@ -67,6 +76,14 @@ __device__ __noinline__ inline void report_bad_put(const dcuda_state& gst, proto
        static_cast<std::int64_t>(own_size), size);
 }
 
+// Stops the run with the precise complaint about a put's window or rank (the checks in their
+// order). Out of line, like report_bad_put.
+__device__ __noinline__ inline void report_bad_target(const dcuda_state& gst, protocol::call call,
+                                                      dcuda_win win, int rank) {
+  const int slot = checked_window_slot(gst, call, win);
+  check_rank(gst, call, window_comm(gst, slot), rank);
+}
+
 // Checks the arguments of a put and finds the target address: from the cache in dcuda_state when
 // the put goes where the last one went, otherwise from the window table (both entries loaded
 // before either is used, so the two global loads overlap). The checks are computed together and
@@ -74,9 +91,14 @@ __device__ __noinline__ inline void report_bad_put(const dcuda_state& gst, proto
 __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::call call,
                                               dcuda_win win, int rank, int offset, int size,
                                               const void* buffer) {
-  const int slot = checked_window_slot(gst, call, win);
+  // The handle and the rank together, one branch; the report says which was wrong.
+  const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   const dcuda_comm comm = window_comm(gst, slot);
-  check_rank(gst, call, comm, rank);
+  const bool target_known =
+      protocol::window_handle_well_formed(win) && (gst.windows_in_use >> slot & 1u) != 0u &&
+      gst.generation[slot] == protocol::window_generation(win) &&
+      static_cast<unsigned>(rank) < static_cast<unsigned>(comm_size(gst, comm));
+  if (!target_known) report_bad_target(gst, call, win, rank);
   put_route route{};
   route.target = world_rank_of(gst, comm, rank);
   route.slot = slot;
@@ -140,51 +162,88 @@ __device__ inline void signal_local_rank(std::uint32_t* counters, int tag) {
   }
 }
 
-// Thread 0 notifies a target on this GPU (counter) or on another GPU of the node (a record in
-// its ring; `carried` payload bytes travel in the record). `data_before`: this call stored data
-// to the target that the record must not overtake.
+// Thread 0 notifies a target on this GPU (counter) or on another GPU of the node (a record
+// without a payload in its ring, with the ticket taken early if one is held). `data_before`: this
+// call stored data to the target that the record must not overtake.
 __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const target_route& to,
-                                    int tag, bool data_before, const void* carried = nullptr,
-                                    int carried_size = 0, int offset = 0, int window_slot = 0) {
+                                    int tag, bool data_before, ring_ticket early = {}) {
   if (threadIdx.x != 0) return;
   if (to.path == protocol::route::local) {
     signal_local_rank(to.counters, tag);
     return;
   }
-  send_ring_notification(gst, call, to.ring.ring, to.ring.slot, tag, data_before, carried, carried_size, offset,
-                         window_slot);
+  send_ring_notification(gst, call, to.ring.ring, to.ring.slot, tag, data_before, early.ticket,
+                         early.taken_seen, early.held);
+}
+
+// Thread 0, before the entry barrier of a put_notify: when the route cache shows that the put
+// takes the latency path to another GPU (a payload carried in the record), the ring's ticket is
+// taken now, so that the atomic's round trip overlaps the barrier and the argument checks. The
+// put then always sends its record with this ticket, or the checks stop the run: a ticket taken
+// is never left without a record, which would stall the target's ring. The cache is thread 0's
+// to write, so it reads it before the barrier.
+__device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win win, int rank,
+                                               int size) {
+  if (threadIdx.x != 0 || win != gst.cached_window ||
+      gst.cached_path != static_cast<std::uint32_t>(protocol::route::peer) ||
+      static_cast<unsigned>(size) > static_cast<unsigned>(protocol::ring_payload_limit) ||
+      gst.peer_fence_owed != 0u ||
+      world_rank_of(gst, window_comm(gst, protocol::window_slot(win)), rank) !=
+          gst.cached_target) {
+    return {};
+  }
+  return take_ring_ticket(gst, gst.cached_ring_slot);
+}
+
+// The same for dcuda_notify, whose target's route the cache holds when the last put went there.
+__device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int target) {
+  if (threadIdx.x != 0 || gst.cached_window == DCUDA_WIN_NONE || target != gst.cached_target ||
+      gst.cached_path != static_cast<std::uint32_t>(protocol::route::peer)) {
+    return {};
+  }
+  return take_ring_ticket(gst, gst.cached_ring_slot);
+}
+
+// Thread 0's part of a put of at most single_thread_put_limit bytes. A put_notify to another GPU
+// of at most ring_payload_limit bytes, with no fence owed, carries its payload in the record;
+// anything else is copied first and notified after a fence. (Thread 0 decides alone: the other
+// threads only wait at the barrier after it, and peer_fence_owed is thread 0's.)
+__device__ inline void thread_put(dcuda_state& gst, protocol::call call, const put_route& route,
+                                  int offset, int size, const void* buffer, bool notify, int tag,
+                                  ring_ticket early) {
+  const protocol::route path = route.to.path;
+  if (notify && path == protocol::route::peer && size <= protocol::ring_payload_limit &&
+      gst.peer_fence_owed == 0u) {
+    send_carried_put(gst, call, route.to.ring.ring, route.to.ring.slot, tag, buffer, size, offset,
+                     route.slot, early);
+    return;
+  }
+  thread_copy(route.destination, buffer, size);
+  if (notify) {
+    notify_along(gst, call, route.to, tag, true, early);
+  } else if (path == protocol::route::peer) {
+    gst.peer_fence_owed = 1;
+  }
 }
 
 // Puts up to this size are copied by thread 0 alone (thread_copy), without the block barrier
 // between the copy and the notification.
 inline constexpr int single_thread_put_limit = 16;
 
-// A put or put_notify: stores by the rank itself, or a message to the proxy.
+// A put or put_notify: stores by the rank itself, or a message to the proxy. `early`: thread 0's
+// ticket from early_put_ticket (the put then takes the latency path to another GPU).
 __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win,
                                  const put_route& route, int offset, int size, void* buffer,
-                                 bool notify, int tag) {
+                                 bool notify, int tag, ring_ticket early = {}) {
   const protocol::route path = route.to.path;
   if (path == protocol::route::network) {
     send_remote_operation(
         gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
         route.target, route.slot, offset, size, buffer, tag);
-  } else if (notify && path == protocol::route::peer && size <= protocol::ring_payload_limit &&
-             gst.peer_fence_owed == 0u) {
-    // The latency path to another GPU: the payload travels in the record, no fence. (After a
-    // plain put to a peer GPU the record must be fenced, and a fenced record goes the regular
-    // way, so that only records without a payload need the target's acquire: ring_poll.cuh.)
-    notify_along(gst, call, route.to, tag, false, buffer, size, offset, route.slot);
-    __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
   } else if (size <= single_thread_put_limit) {
-    // Thread 0 copies and notifies; the barrier after it is off the critical path.
-    if (threadIdx.x == 0) {
-      thread_copy(route.destination, buffer, size);
-      if (notify) {
-        notify_along(gst, call, route.to, tag, true);
-      } else if (path == protocol::route::peer) {
-        gst.peer_fence_owed = 1;
-      }
-    }
+    // The latency path: thread 0 stores and notifies; the barrier after it is off the critical
+    // path.
+    if (threadIdx.x == 0) thread_put(gst, call, route, offset, size, buffer, notify, tag, early);
     __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
   } else {
     block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
@@ -212,26 +271,29 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
 __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
                                         int size, void* buffer, int tag) {
   using namespace dcuda;
+  const device::ring_ticket early = device::early_put_ticket(gst, win, rank, size);
   device::enter_collective(gst.ctx, protocol::call::put_notify);
   device::check_tag(gst, protocol::call::put_notify, tag);
   const device::put_route route =
       device::checked_put_route(gst, protocol::call::put_notify, win, rank, offset, size, buffer);
-  device::put_along(gst, protocol::call::put_notify, win, route, offset, size, buffer, true, tag);
+  device::put_along(gst, protocol::call::put_notify, win, route, offset, size, buffer, true, tag,
+                    early);
 }
 
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
   using namespace dcuda;
+  const int target = device::world_rank_of(gst, comm, rank);
+  const device::ring_ticket early = device::early_notify_ticket(gst, target);
   device::enter_collective(gst.ctx, protocol::call::notify);
   device::check_comm(gst, protocol::call::notify, comm);
   device::check_tag(gst, protocol::call::notify, tag);
   device::check_rank(gst, protocol::call::notify, comm, rank);
-  const int target = device::world_rank_of(gst, comm, rank);
-  const device::target_route to = device::route_to(gst, target);
+  const device::target_route to = device::cached_route_to(gst, target);
   if (to.path == protocol::route::network) {
     device::send_remote_operation(gst, protocol::call::notify, protocol::operation_kind::notify,
                                   target, -1, 0, 0, nullptr, tag);
   } else {
-    device::notify_along(gst, protocol::call::notify, to, tag, false);
+    device::notify_along(gst, protocol::call::notify, to, tag, false, early);
   }
 }
 

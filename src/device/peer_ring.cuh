@@ -15,16 +15,18 @@ struct ring_address {
   std::uint32_t slot;  // the target in this GPU's tails and taken
 };
 
-// Sends one record to a rank on another GPU of the node. `size` payload bytes (at most
-// protocol::ring_payload_limit) travel in it; `fence`: the rank's earlier stores to peer GPUs
-// must be visible before the record (data of a regular put). Thread 0 only. Waits while the
-// target has 256 records from this GPU untaken, taking its own records meanwhile, so two ranks
-// that flood each other both go on.
 namespace ring_detail {
+// The bytes are loaded independently (no chain of dependent loads); four aligned bytes in one.
 __device__ inline std::uint32_t gather_payload(const void* buffer, int size) {
+  if (size == 4 && (reinterpret_cast<std::uintptr_t>(buffer) & 3u) == 0u) {
+    return *static_cast<const std::uint32_t*>(buffer);
+  }
   const auto* bytes = static_cast<const unsigned char*>(buffer);
   std::uint32_t payload = 0;
-  for (int i = 0; i < size; ++i) payload |= std::uint32_t{bytes[i]} << (8 * i);
+#pragma unroll
+  for (int i = 0; i < protocol::ring_payload_limit; ++i) {
+    if (i < size) payload |= std::uint32_t{bytes[i]} << (8 * i);
+  }
   return payload;
 }
 }  // namespace ring_detail
@@ -44,46 +46,77 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
              });
 }
 
+// A ticket of a ring, with how far the target had taken that ring when it was taken.
+struct ring_ticket {
+  std::uint32_t ticket;
+  std::uint32_t taken_seen;
+  bool held;  // false: none taken yet
+};
+
+// Takes the next ticket of the target's ring (`slot`: the target in this GPU's tails and taken).
+// The load of `taken` is issued before the atomic, so the two are in flight together.
+__device__ inline ring_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
+  ring_ticket taken;
+  taken.taken_seen = ring_detail::load_relaxed_system(gst.ring_taken_here + slot);
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
+               : "=r"(taken.ticket)
+               : "l"(gst.ring_tails + slot)
+               : "memory");
+  taken.held = true;
+  return taken;
+}
+
+// Sends `record` in the target's ring with `ticket` (taken here when none is held). `fence`:
+// this call stored data to the target that the record must not overtake; a plain put to a peer
+// GPU since the last fence (peer_fence_owed) needs the fence too.
 __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, char* ring,
-                                        std::uint32_t slot, const protocol::ring_record& record,
-                                        bool fence) {
-  using namespace ring_detail;
+                                        std::uint32_t slot, protocol::ring_record record,
+                                        bool fence, ring_ticket ticket) {
   if (fence || gst.peer_fence_owed != 0u) {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
     gst.peer_fence_owed = 0;
+    record.fenced = true;
   }
-  // The load of `taken` is issued before the ticket's atomic, so the two are in flight together.
-  const std::uint32_t* taken = gst.ring_taken_here + slot;
-  const std::uint32_t taken_seen = load_relaxed_system(taken);
-  std::uint32_t ticket;
-  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;"
-               : "=r"(ticket)
-               : "l"(gst.ring_tails + slot)
-               : "memory");
-  if (!protocol::ring_has_room(ticket, taken_seen)) {
-    wait_for_ring_room(gst, call, slot, ticket, taken);
+  if (!ticket.held) ticket = take_ring_ticket(gst, slot);
+  if (!protocol::ring_has_room(ticket.ticket, ticket.taken_seen)) {
+    wait_for_ring_room(gst, call, slot, ticket.ticket, gst.ring_taken_here + slot);
   }
-  const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
+  const protocol::ring_words words = protocol::encode_ring_record(record, ticket.ticket);
   asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
-                   ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
+                   ring + protocol::ring_slot(ticket.ticket) * protocol::ring_record_bytes),
                "l"(words.first), "l"(words.second)
                : "memory");
 }
 
-// A notification to a rank on another GPU of the node, `carried_size` payload bytes (from
-// `carried`) travelling in its record. Out of line: one copy serves every call site, which keeps
-// the registers of the kernels that call dcuda low. Scalars only: an argument passed by reference
-// would go through local memory.
+// A record without a payload to a rank on another GPU of the node (dcuda_notify, and the
+// notification of a put whose data this call stored first: `data_before`). Out of line: one copy
+// serves every call site, which keeps the registers of the kernels that call dcuda low. Scalars
+// only: an argument passed by reference would go through local memory.
 __device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, protocol::call call,
                                                            char* ring, std::uint32_t slot, int tag,
-                                                           bool data_before, const void* carried,
-                                                           int carried_size, int offset,
-                                                           int window_slot) {
-  const protocol::ring_record record{
-      carried_size == 0 ? 0u : ring_detail::gather_payload(carried, carried_size),
-      static_cast<std::uint32_t>(offset), static_cast<std::uint8_t>(tag),
-      static_cast<std::uint8_t>(window_slot), static_cast<std::uint8_t>(carried_size)};
-  send_ring_record(gst, call, ring, slot, record, data_before);
+                                                           bool data_before,
+                                                           std::uint32_t early_ticket,
+                                                           std::uint32_t early_taken_seen,
+                                                           bool early_held) {
+  const protocol::ring_record record{0u, 0u, static_cast<std::uint8_t>(tag), 0, 0, false};
+  send_ring_record(gst, call, ring, slot, record, data_before,
+                   ring_ticket{early_ticket, early_taken_seen, early_held});
+}
+
+// The latency path of a put_notify to another GPU: its `size` (at most
+// protocol::ring_payload_limit) bytes travel in the record, which needs no fence (the caller
+// checked that none is owed). Inline: an out-of-line call costs its argument and register traffic
+// through local memory.
+__device__ inline void send_carried_put(dcuda_state& gst, protocol::call call, char* ring,
+                                        std::uint32_t slot, int tag, const void* buffer, int size,
+                                        int offset, int window_slot, ring_ticket ticket) {
+  const protocol::ring_record record{ring_detail::gather_payload(buffer, size),
+                                     static_cast<std::uint32_t>(offset),
+                                     static_cast<std::uint8_t>(tag),
+                                     static_cast<std::uint8_t>(window_slot),
+                                     static_cast<std::uint8_t>(size),
+                                     false};
+  send_ring_record(gst, call, ring, slot, record, false, ticket);
 }
 
 }  // namespace dcuda::device

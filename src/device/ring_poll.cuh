@@ -71,14 +71,14 @@ __device__ __noinline__ inline bool take_head(dcuda_state& gst, std::uint32_t pe
 }
 
 // Looks at the head of ring `peer` (relaxed: an acquire load would invalidate the L1 cache on
-// every poll) and takes the record there. A record without a payload may follow data the sender
-// fenced (a regular put): it is read again with acquire before it counts. A record with a payload
-// follows no data (the sender never carries a payload after a fence, device/notified_access.cuh).
+// every poll) and takes the record there. A fenced record follows data the sender stored before
+// it (a regular put): it is read again with acquire before it counts. Any other record follows no
+// data of the sender's that it would need (protocol/peer_ring.h).
 __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
   const char* slot = head_slot(gst, peer);
   protocol::ring_words words = load_record(slot);
   if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
-  if (protocol::decode_ring_record(words).size == 0u) words = acquire_record(slot);
+  if (protocol::decode_ring_record(words).fenced) words = acquire_record(slot);
   return take_head(gst, peer, words.first, words.second);
 }
 

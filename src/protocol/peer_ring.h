@@ -10,6 +10,9 @@
 // fence (system scope) before the record, so the data is visible to a target that reads the
 // record with acquire. A record also needs that fence when the rank did a plain put to a peer GPU
 // since its last fence, so that no record overtakes earlier data (in-order delivery per target).
+// A fenced record says so, and only such a record is read again with acquire: an acquire load
+// invalidates the reader's whole L1 cache, which a notification that follows no data would pay
+// for nothing.
 //
 // Each 8-byte word carries (part of) the record's stamp, so a reader that finds the stamp of the
 // ticket it expects in both words has the whole record (8-byte stores are single-copy atomic).
@@ -33,10 +36,11 @@ inline constexpr std::uint32_t max_peer_gpus = 15;  // other GPUs of a node a ra
 
 struct ring_record {
   std::uint32_t payload;  // the put's bytes, in the order they sit in memory
-  std::uint32_t offset;   // into the target's window (payload bytes only)
+  std::uint32_t offset;   // into the target's window (payload bytes only; below 2^31)
   std::uint8_t tag;
   std::uint8_t window_slot;
   std::uint8_t size;  // payload bytes, 0..ring_payload_limit; 0: a notification alone
+  bool fenced;        // data the sender stored before the record must be acquired
 };
 
 // The stamp of ticket t: t + 1, never 0 (a zeroed slot holds no record) in either word.
@@ -51,14 +55,15 @@ struct ring_words {
   std::uint64_t first, second;
 };
 
-// first: stamp (32) | payload (32); second: offset (32) | short stamp (16) | tag (8) |
-// window slot (5) | size (3).
+// first: stamp (32) | payload (32); second: fenced (1) | offset (31) | short stamp (16) |
+// tag (8) | window slot (5) | size (3). (Window sizes are ints, so an offset fits 31 bits.)
 DCUDA_HD constexpr ring_words encode_ring_record(const ring_record& record, std::uint32_t ticket) {
   const std::uint32_t stamp = ring_stamp(ticket);
   const std::uint32_t packed = short_stamp(stamp) << 16 | std::uint32_t{record.tag} << 8 |
                                (std::uint32_t{record.window_slot} & 31u) << 3 |
                                (std::uint32_t{record.size} & 7u);
-  return {std::uint64_t{stamp} << 32 | record.payload, std::uint64_t{record.offset} << 32 | packed};
+  const std::uint32_t high = (record.offset & 0x7fffffffu) | (record.fenced ? 0x80000000u : 0u);
+  return {std::uint64_t{stamp} << 32 | record.payload, std::uint64_t{high} << 32 | packed};
 }
 
 // Whether both words of ticket's record have arrived.
@@ -70,9 +75,10 @@ DCUDA_HD constexpr bool ring_record_complete(const ring_words& words, std::uint3
 
 DCUDA_HD constexpr ring_record decode_ring_record(const ring_words& words) {
   const auto packed = static_cast<std::uint32_t>(words.second);
-  return {static_cast<std::uint32_t>(words.first), static_cast<std::uint32_t>(words.second >> 32),
+  const auto high = static_cast<std::uint32_t>(words.second >> 32);
+  return {static_cast<std::uint32_t>(words.first), high & 0x7fffffffu,
           static_cast<std::uint8_t>(packed >> 8), static_cast<std::uint8_t>((packed >> 3) & 31u),
-          static_cast<std::uint8_t>(packed & 7u)};
+          static_cast<std::uint8_t>(packed & 7u), (high >> 31) != 0u};
 }
 
 // Whether ticket `ticket` may be written while the target has taken `taken` records.

@@ -15,7 +15,7 @@ namespace {
 using namespace dcuda::protocol;
 
 DCUDA_TEST(ring_record_round_trips_every_field) {
-  const ring_record sent{0x04030201u, 0xfffffff0u, 255, 31, 4};
+  const ring_record sent{0x04030201u, 0x7ffffff0u, 255, 31, 4, false};
   const ring_words words = encode_ring_record(sent, 0xabcdef01u);
   DCUDA_CHECK(ring_record_complete(words, 0xabcdef01u));
   const ring_record got = decode_ring_record(words);
@@ -24,12 +24,16 @@ DCUDA_TEST(ring_record_round_trips_every_field) {
   DCUDA_CHECK_EQ(got.tag, 255);
   DCUDA_CHECK_EQ(got.window_slot, 31);
   DCUDA_CHECK_EQ(got.size, 4);
-  DCUDA_CHECK_EQ(decode_ring_record(encode_ring_record({0, 0, 7, 0, 0}, 5)).tag, 7);
+  DCUDA_CHECK(!got.fenced);
+  const ring_record fenced = decode_ring_record(encode_ring_record({0, 0x7fffffffu, 7, 0, 0, true}, 5));
+  DCUDA_CHECK_EQ(fenced.tag, 7);
+  DCUDA_CHECK(fenced.fenced);
+  DCUDA_CHECK_EQ(fenced.offset, 0x7fffffffu);  // the flag does not spill into the offset
 }
 
 DCUDA_TEST(ring_record_is_taken_only_with_its_tickets_stamp_in_both_words) {
-  const ring_words old_record = encode_ring_record({1, 2, 3, 4, 1}, 5);
-  const ring_words new_record = encode_ring_record({9, 8, 7, 6, 2}, 5 + ring_slots);
+  const ring_words old_record = encode_ring_record({1, 2, 3, 4, 1, false}, 5);
+  const ring_words new_record = encode_ring_record({9, 8, 7, 6, 2, true}, 5 + ring_slots);
   DCUDA_CHECK(ring_record_complete(new_record, 5 + ring_slots));
   DCUDA_CHECK(!ring_record_complete(old_record, 5 + ring_slots));  // the slot's previous lap
   DCUDA_CHECK(!ring_record_complete({new_record.first, old_record.second}, 5 + ring_slots));
@@ -53,9 +57,10 @@ DCUDA_TEST(ring_memory_regions_do_not_overlap) {
 
 // Three senders share one ticket counter and one target ring. Sender s sends `per_sender`
 // notifications; message i of sender s either carries its value in the record (size 4) or, every
-// third one, stores it into data[s][i] and then fences before a record of size 0 (a regular
-// put_notify). The target takes records in ticket order and checks, for each, that the sender's
-// messages arrive in order and that the data of a regular one is there.
+// third one, stores it into data[s][i] and then fences before a fenced record of size 0 (a
+// regular put_notify). The target reads each record relaxed, again with acquire when it is
+// fenced, takes records in ticket order and checks, for each, that the sender's messages arrive
+// in order and that the data of a regular one is there.
 DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   constexpr int senders = 3;
   constexpr std::uint32_t per_sender = 20000;
@@ -78,7 +83,7 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
       // The tag says who sent it; the offset which message.
       const ring_words words =
           encode_ring_record({regular ? 0u : value, i, static_cast<std::uint8_t>(s), 0,
-                              static_cast<std::uint8_t>(regular ? 0 : 4)},
+                              static_cast<std::uint8_t>(regular ? 0 : 4), regular},
                              ticket);
       ring_words& slot = ring[ring_slot(ticket)];
       system_atomic<std::uint64_t>(slot.second).store(words.second, cuda::memory_order_relaxed);
@@ -93,10 +98,14 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   while (head < senders * per_sender) {
     ring_words& slot = ring[ring_slot(head)];
     const ring_words words{
-        system_atomic<std::uint64_t>(slot.first).load(cuda::memory_order_acquire),
-        system_atomic<std::uint64_t>(slot.second).load(cuda::memory_order_acquire)};
+        system_atomic<std::uint64_t>(slot.first).load(cuda::memory_order_relaxed),
+        system_atomic<std::uint64_t>(slot.second).load(cuda::memory_order_relaxed)};
     if (!ring_record_complete(words, head)) continue;
     const ring_record record = decode_ring_record(words);
+    if (record.fenced) {
+      system_atomic<std::uint64_t>(slot.first).load(cuda::memory_order_acquire);
+      system_atomic<std::uint64_t>(slot.second).load(cuda::memory_order_acquire);
+    }
     const int s = record.tag;
     const std::uint32_t i = record.offset;
     const std::uint32_t value =
