@@ -28,8 +28,16 @@ __device__ inline protocol::ring_words acquire_record(const char* slot) {
   return words;
 }
 
+// Four aligned bytes in one store; otherwise byte stores, unrolled (no loop on the fast path).
 __device__ inline void scatter_payload(char* destination, std::uint32_t payload, int size) {
-  for (int i = 0; i < size; ++i) destination[i] = static_cast<char>(payload >> (8 * i));
+  if (size == 4 && (reinterpret_cast<std::uintptr_t>(destination) & 3u) == 0u) {
+    *reinterpret_cast<std::uint32_t*>(destination) = payload;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < protocol::ring_payload_limit; ++i) {
+    if (i < size) destination[i] = static_cast<char>(payload >> (8 * i));
+  }
 }
 
 __device__ inline protocol::ring_words load_record(const char* slot) {
@@ -48,9 +56,9 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
 
 // Takes the complete record `words` found at the head of ring `peer`: lands its payload, counts
 // its notification (by owing one less) and tells the sending GPU how far the ring is taken.
-// Returns whether it took it. Out of line, and the record by value: nothing of it goes through
-// local memory on the fast path.
-__device__ __noinline__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
+// Returns whether it took it. Inline: taking the record is on the latency path, and an
+// out-of-line call saves and restores registers through local memory.
+__device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
                                               std::uint64_t first, std::uint64_t second) {
   const std::uint32_t head = gst.ring_head[peer];
   const protocol::ring_record record = protocol::decode_ring_record({first, second});
