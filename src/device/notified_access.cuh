@@ -77,7 +77,7 @@ __device__ __noinline__ inline void report_bad_put(const dcuda_state& gst, proto
 }
 
 // Stops the run with the precise complaint about a put's window or rank (the checks in their
-// order). Out of line, like report_bad_put.
+// order); returns when both are right. Out of line, like report_bad_put.
 __device__ __noinline__ inline void report_bad_target(const dcuda_state& gst, protocol::call call,
                                                       dcuda_win win, int rank) {
   const int slot = checked_window_slot(gst, call, win);
@@ -86,28 +86,26 @@ __device__ __noinline__ inline void report_bad_target(const dcuda_state& gst, pr
 
 // Checks the arguments of a put and finds the target address: from the cache in dcuda_state when
 // the put goes where the last one went, otherwise from the window table (both entries loaded
-// before either is used, so the two global loads overlap). The checks are computed together and
-// tested with one branch: on one warp's critical path every dependent instruction counts.
+// before either is used, so the two global loads overlap). On one warp's critical path every
+// dependent step counts: the state a cache hit needs is loaded at once (independent shared
+// loads that overlap), and a hit tests every check with one branch.
 __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::call call,
                                               dcuda_win win, int rank, int offset, int size,
                                               const void* buffer) {
-  // The handle and the rank together, one branch; the report says which was wrong.
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
-  const dcuda_comm comm = window_comm(gst, slot);
-  const bool target_known =
-      protocol::window_handle_well_formed(win) && (gst.windows_in_use >> slot & 1u) != 0u &&
-      gst.generation[slot] == protocol::window_generation(win) &&
-      static_cast<unsigned>(rank) < static_cast<unsigned>(comm_size(gst, comm));
-  if (!target_known) report_bad_target(gst, call, win, rank);
+  const std::uint32_t in_use = gst.windows_in_use;
+  const std::uint32_t generation = gst.generation[slot];
+  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
+  const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
+  const int rank_start = gst.rank_start;
+  const int cached_window = gst.cached_window;
+  const int cached_target = gst.cached_target;
+
   put_route route{};
-  route.target = world_rank_of(gst, comm, rank);
+  route.target = on_world ? rank : rank + rank_start;
   route.slot = slot;
-  route.cache_miss = gst.cached_window != win || gst.cached_target != route.target;
-  if (route.cache_miss) {
-    route.own = window_of(gst, slot, gst.world_rank);
-    route.remote = window_of(gst, slot, route.target);
-    route.to = route_to(gst, route.target);
-  } else {
+  route.cache_miss = cached_window != win || cached_target != route.target;
+  if (!route.cache_miss) {
     route.to.counters = gst.cached_counters;
     route.to.path = static_cast<protocol::route>(gst.cached_path);
     route.to.ring = {gst.cached_ring, gst.cached_ring_slot};
@@ -117,17 +115,30 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
     route.remote.size = gst.cached_target_size;
     route.remote.generation = protocol::window_generation(win);
   }
+  const bool target_known = protocol::window_handle_well_formed(win) &&
+                            (in_use >> slot & 1u) != 0u &&
+                            generation == protocol::window_generation(win) &&
+                            static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks);
+  if (route.cache_miss) {
+    // The window table and the route table are indexed by the target: checked first.
+    if (!target_known) report_bad_target(gst, call, win, rank);
+    route.own = window_of(gst, slot, gst.world_rank);
+    route.remote = window_of(gst, slot, route.target);
+    route.to = route_to(gst, route.target);
+  }
   // Window sizes are ints (dcuda_win_create), so 32-bit arithmetic covers every valid range;
   // (offset | size) < 0 catches either being negative.
   const auto remote_size = static_cast<std::uint32_t>(route.remote.size);
   const std::uint64_t source_offset = reinterpret_cast<std::uint64_t>(buffer) - route.own.base;
   const bool bad =
-      (offset | size) < 0 || route.remote.generation != protocol::window_generation(win) ||
+      !target_known || (offset | size) < 0 ||
+      route.remote.generation != protocol::window_generation(win) ||
       static_cast<std::uint32_t>(offset) > remote_size ||
       static_cast<std::uint32_t>(size) > remote_size - static_cast<std::uint32_t>(offset) ||
       source_offset > route.own.size ||
       static_cast<std::uint64_t>(size) > route.own.size - source_offset;
   if (bad) {
+    report_bad_target(gst, call, win, rank);
     report_bad_put(gst, call, win, rank, offset, size, buffer, route.remote.generation,
                    route.remote.size, route.own.base, route.own.size);
   }

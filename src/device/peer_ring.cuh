@@ -54,16 +54,19 @@ struct ring_ticket {
 };
 
 // Takes the next ticket of the target's ring (`slot`: the target in this GPU's tails and taken).
-// The load of `taken` is issued before the atomic, so the two are in flight together. An
-// increment that wraps at 2^32 (atom.inc with the largest bound), not an add: ptxas combines the
-// adds of a warp into one and shuffles the result to the lanes at once, which makes the warp wait
-// for the atomic where it is issued (before the entry barrier) instead of where it is used.
+// The load of `taken` is issued before the atomic, so the two are in flight together. Thread 0
+// only. The increment is written as laneid + 1 (1 on lane 0): with an operand the same on every
+// lane, ptxas combines the atomics of a warp into one and shuffles the result to the lanes right
+// away, which makes the warp wait for the atomic where it is issued (before the entry barrier)
+// instead of where its result is used.
 __device__ inline ring_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
   ring_ticket taken;
   taken.taken_seen = ring_detail::load_relaxed_system(gst.ring_taken_here + slot);
-  asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], %2;"
+  std::uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
                : "=r"(taken.ticket)
-               : "l"(gst.ring_tails + slot), "r"(0xffffffffu)
+               : "l"(gst.ring_tails + slot), "r"(lane + 1u)
                : "memory");
   taken.held = true;
   return taken;
