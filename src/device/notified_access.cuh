@@ -35,13 +35,21 @@ __device__ inline target_route route_to(const dcuda_state& gst, int world_rank) 
   return {r.counters, static_cast<protocol::route>(r.path), {r.ring, r.slot}};
 }
 
-// route_to, from the route cache when the last put went to `world_rank` (no global load).
-__device__ inline target_route cached_route_to(const dcuda_state& gst, int world_rank) {
-  if (gst.cached_window != DCUDA_WIN_NONE && world_rank == gst.cached_target) {
-    return {gst.cached_counters, static_cast<protocol::route>(gst.cached_path),
-            {gst.cached_ring, gst.cached_ring_slot}};
+// route_to for dcuda_notify, thread 0 only: from the route of the last notify's target (no
+// global load when it notifies the same rank again), which it then remembers. The notify route
+// is thread 0's alone, like everything dcuda_notify does, so no barrier guards it.
+__device__ inline target_route notify_route_to(dcuda_state& gst, int world_rank) {
+  if (world_rank == gst.notify_target) {
+    return {gst.notify_counters, static_cast<protocol::route>(gst.notify_path),
+            {gst.notify_ring, gst.notify_ring_slot}};
   }
-  return route_to(gst, world_rank);
+  const target_route to = route_to(gst, world_rank);
+  gst.notify_target = world_rank;
+  gst.notify_counters = to.counters;
+  gst.notify_path = static_cast<std::uint32_t>(to.path);
+  gst.notify_ring = to.ring.ring;
+  gst.notify_ring_slot = to.ring.slot;
+  return to;
 }
 
 struct put_route {
@@ -206,13 +214,13 @@ __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
   return take_ring_ticket(gst, gst.cached_ring_slot);
 }
 
-// The same for dcuda_notify, whose target's route the cache holds when the last put went there.
+// The same for dcuda_notify, when it notifies the rank the last notify went to.
 __device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int target) {
-  if (threadIdx.x != 0 || gst.cached_window == DCUDA_WIN_NONE || target != gst.cached_target ||
-      gst.cached_path != static_cast<std::uint32_t>(protocol::route::peer)) {
+  if (threadIdx.x != 0 || target != gst.notify_target ||
+      gst.notify_path != static_cast<std::uint32_t>(protocol::route::peer)) {
     return {};
   }
-  return take_ring_ticket(gst, gst.cached_ring_slot);
+  return take_ring_ticket(gst, gst.notify_ring_slot);
 }
 
 // Thread 0's part of a put of at most single_thread_put_limit bytes. A put_notify to another GPU
@@ -299,7 +307,8 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
   device::check_comm(gst, protocol::call::notify, comm);
   device::check_tag(gst, protocol::call::notify, tag);
   device::check_rank(gst, protocol::call::notify, comm, rank);
-  const device::target_route to = device::cached_route_to(gst, target);
+  if (threadIdx.x != 0) return;  // a notify is thread 0's work alone
+  const device::target_route to = device::notify_route_to(gst, target);
   if (to.path == protocol::route::network) {
     device::send_remote_operation(gst, protocol::call::notify, protocol::operation_kind::notify,
                                   target, -1, 0, 0, nullptr, tag);

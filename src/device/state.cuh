@@ -57,6 +57,12 @@ struct dcuda_state {
   std::uint32_t world_collectives;  // collectives over DCUDA_COMM_WORLD handed to the proxy
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
+  // The route of the last dcuda_notify's target (notify_target -1: none yet).
+  std::int32_t notify_target;
+  std::uint32_t notify_path;
+  std::uint32_t* notify_counters;
+  char* notify_ring;
+  std::uint32_t notify_ring_slot;
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
   // one; counter_acquired[tag] is the counter value up to which an acquire load has made the
