@@ -40,7 +40,8 @@ __device__ inline target_route route_to(const dcuda_state& gst, int world_rank) 
 // is thread 0's alone, like everything dcuda_notify does, so no barrier guards it.
 __device__ inline target_route notify_route_to(dcuda_state& gst, int world_rank) {
   if (world_rank == gst.notify_target) {
-    return {gst.notify_counters, static_cast<protocol::route>(gst.notify_path),
+    return {gst.notify_counters,
+            static_cast<protocol::route>(gst.notify_path),
             {gst.notify_ring, gst.notify_ring_slot}};
   }
   const target_route to = route_to(gst, world_rank);
@@ -207,8 +208,7 @@ __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
       gst.cached_path != static_cast<std::uint32_t>(protocol::route::peer) ||
       static_cast<unsigned>(size) > static_cast<unsigned>(protocol::ring_payload_limit) ||
       gst.peer_fence_owed != 0u ||
-      world_rank_of(gst, window_comm(gst, protocol::window_slot(win)), rank) !=
-          gst.cached_target) {
+      world_rank_of(gst, window_comm(gst, protocol::window_slot(win)), rank) != gst.cached_target) {
     return {};
   }
   return take_ring_ticket(gst, gst.cached_ring_slot);

@@ -98,12 +98,9 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
 // notification of a put whose data this call stored first: `data_before`). Out of line: one copy
 // serves every call site, which keeps the registers of the kernels that call dcuda low. Scalars
 // only: an argument passed by reference would go through local memory.
-__device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, protocol::call call,
-                                                           char* ring, std::uint32_t slot, int tag,
-                                                           bool data_before,
-                                                           std::uint32_t early_ticket,
-                                                           std::uint32_t early_taken_seen,
-                                                           bool early_held) {
+__device__ __noinline__ inline void send_ring_notification(
+    dcuda_state& gst, protocol::call call, char* ring, std::uint32_t slot, int tag,
+    bool data_before, std::uint32_t early_ticket, std::uint32_t early_taken_seen, bool early_held) {
   const protocol::ring_record record{0u, 0u, static_cast<std::uint8_t>(tag), 0, 0, false};
   send_ring_record(gst, call, ring, slot, record, data_before,
                    ring_ticket{early_ticket, early_taken_seen, early_held});

@@ -58,8 +58,8 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
 // its notification (by owing one less) and tells the sending GPU how far the ring is taken.
 // Returns whether it took it. Inline: taking the record is on the latency path, and an
 // out-of-line call saves and restores registers through local memory.
-__device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer,
-                                              std::uint64_t first, std::uint64_t second) {
+__device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer, std::uint64_t first,
+                                 std::uint64_t second) {
   const std::uint32_t head = gst.ring_head[peer];
   const protocol::ring_record record = protocol::decode_ring_record({first, second});
   // A sender may put into a window as soon as its own dcuda_win_create returns, while this rank

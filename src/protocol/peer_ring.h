@@ -77,8 +77,8 @@ DCUDA_HD constexpr ring_record decode_ring_record(const ring_words& words) {
   const auto packed = static_cast<std::uint32_t>(words.second);
   const auto high = static_cast<std::uint32_t>(words.second >> 32);
   return {static_cast<std::uint32_t>(words.first), high & 0x7fffffffu,
-          static_cast<std::uint8_t>(packed >> 8), static_cast<std::uint8_t>((packed >> 3) & 31u),
-          static_cast<std::uint8_t>(packed & 7u), (high >> 31) != 0u};
+          static_cast<std::uint8_t>(packed >> 8),  static_cast<std::uint8_t>((packed >> 3) & 31u),
+          static_cast<std::uint8_t>(packed & 7u),  (high >> 31) != 0u};
 }
 
 // Whether ticket `ticket` may be written while the target has taken `taken` records.

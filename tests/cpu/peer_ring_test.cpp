@@ -25,7 +25,8 @@ DCUDA_TEST(ring_record_round_trips_every_field) {
   DCUDA_CHECK_EQ(got.window_slot, 31);
   DCUDA_CHECK_EQ(got.size, 4);
   DCUDA_CHECK(!got.fenced);
-  const ring_record fenced = decode_ring_record(encode_ring_record({0, 0x7fffffffu, 7, 0, 0, true}, 5));
+  const ring_record fenced =
+      decode_ring_record(encode_ring_record({0, 0x7fffffffu, 7, 0, 0, true}, 5));
   DCUDA_CHECK_EQ(fenced.tag, 7);
   DCUDA_CHECK(fenced.fenced);
   DCUDA_CHECK_EQ(fenced.offset, 0x7fffffffu);  // the flag does not spill into the offset
