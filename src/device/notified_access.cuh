@@ -201,26 +201,31 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
 // taken now, so that the atomic's round trip overlaps the barrier and the argument checks. The
 // put then always sends its record with this ticket, or the checks stop the run: a ticket taken
 // is never left without a record, which would stall the target's ring. The cache is thread 0's
-// to write, so it reads it before the barrier.
+// to write, so thread 0 may read it before the barrier; no other thread may (thread 0 writes it
+// after the last barrier of a put), hence owner_read.
 __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win win, int rank,
                                                int size) {
-  if (threadIdx.x != 0 || win != gst.cached_window ||
-      gst.cached_path != static_cast<std::uint32_t>(protocol::route::peer) ||
+  if (threadIdx.x != 0) return {};
+  if (win != owner_read(gst.cached_window) ||
+      owner_read(gst.cached_path) != static_cast<std::uint32_t>(protocol::route::peer) ||
       static_cast<unsigned>(size) > static_cast<unsigned>(protocol::ring_payload_limit) ||
-      gst.peer_fence_owed != 0u ||
-      world_rank_of(gst, window_comm(gst, protocol::window_slot(win)), rank) != gst.cached_target) {
+      owner_read(gst.peer_fence_owed) != 0u) {
     return {};
   }
-  return take_ring_ticket(gst, gst.cached_ring_slot);
+  const bool on_world = (owner_read(gst.world_windows) >> protocol::window_slot(win) & 1u) != 0u;
+  const int target = on_world ? rank : rank + owner_read(gst.rank_start);
+  if (target != owner_read(gst.cached_target)) return {};
+  return take_ring_ticket(gst, owner_read(gst.cached_ring_slot));
 }
 
 // The same for dcuda_notify, when it notifies the rank the last notify went to.
 __device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int target) {
-  if (threadIdx.x != 0 || target != gst.notify_target ||
-      gst.notify_path != static_cast<std::uint32_t>(protocol::route::peer)) {
+  if (threadIdx.x != 0) return {};
+  if (target != owner_read(gst.notify_target) ||
+      owner_read(gst.notify_path) != static_cast<std::uint32_t>(protocol::route::peer)) {
     return {};
   }
-  return take_ring_ticket(gst, gst.notify_ring_slot);
+  return take_ring_ticket(gst, owner_read(gst.notify_ring_slot));
 }
 
 // Thread 0's part of a put of at most single_thread_put_limit bytes. A put_notify to another GPU

@@ -77,3 +77,16 @@ struct dcuda_state {
   std::uint32_t counter_acquired[dcuda::protocol::tag_count];
   std::uint64_t own_window_base[dcuda::protocol::max_windows];  // DCUDA_COMM_WORLD windows
 };
+
+namespace dcuda::device {
+
+// A read of a dcuda_state field by thread 0 outside the barriers that order thread 0's writes for
+// the other threads (before a call's entry barrier). Volatile, so that the compiler cannot turn it
+// into a speculative read that every thread of the warp performs: the other threads may read the
+// field only after the barrier, and racecheck would rightly report them.
+template <typename T>
+__device__ inline T owner_read(const T& field) {
+  return *const_cast<const volatile T*>(&field);
+}
+
+}  // namespace dcuda::device
