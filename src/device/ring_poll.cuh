@@ -18,13 +18,23 @@ __device__ inline std::uint32_t load_relaxed_system(const std::uint32_t* word) {
   return value;
 }
 
-// Acquire: synchronises with the fence a sender issues before a record that follows data.
-__device__ inline protocol::ring_words acquire_record(const char* slot) {
+// Both words of the record in a slot, in one 16-byte load. Relaxed for polling; acquire (which
+// synchronises with the fence a sender issues before a record that follows data) for a fenced
+// record, read again once it is complete.
+template <bool acquire = false>
+__device__ inline protocol::ring_words load_record(const char* slot) {
   protocol::ring_words words;
-  asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];"
-               : "=l"(words.first), "=l"(words.second)
-               : "l"(slot)
-               : "memory");
+  if constexpr (acquire) {
+    asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(words.first), "=l"(words.second)
+                 : "l"(slot)
+                 : "memory");
+  } else {
+    asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(words.first), "=l"(words.second)
+                 : "l"(slot)
+                 : "memory");
+  }
   return words;
 }
 
@@ -38,15 +48,6 @@ __device__ inline void scatter_payload(char* destination, std::uint32_t payload,
   for (int i = 0; i < protocol::ring_payload_limit; ++i) {
     if (i < size) destination[i] = static_cast<char>(payload >> (8 * i));
   }
-}
-
-__device__ inline protocol::ring_words load_record(const char* slot) {
-  protocol::ring_words words;
-  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
-               : "=l"(words.first), "=l"(words.second)
-               : "l"(slot)
-               : "memory");
-  return words;
 }
 
 __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t peer) {
@@ -86,7 +87,7 @@ __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
   const char* slot = head_slot(gst, peer);
   protocol::ring_words words = load_record(slot);
   if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
-  if (protocol::decode_ring_record(words).fenced) words = acquire_record(slot);
+  if (protocol::decode_ring_record(words).fenced) words = load_record<true>(slot);
   return take_head(gst, peer, words.first, words.second);
 }
 
