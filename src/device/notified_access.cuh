@@ -203,29 +203,42 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
 // is never left without a record, which would stall the target's ring. The cache is thread 0's
 // to write, so thread 0 may read it before the barrier; no other thread may (thread 0 writes it
 // after the last barrier of a put), hence owner_read.
+// Every field is read first and tested once: a test after each read would make each read wait
+// for the one before, and the atomic for all of them. The payload's line is prefetched into L1
+// as well (a prefetch returns no data, so nothing is read ahead of the barrier; the load after
+// the checks then finds the line).
 __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win win, int rank,
-                                               int size) {
+                                               int size, const void* buffer) {
   if (threadIdx.x != 0) return {};
-  if (win != owner_read(gst.cached_window) ||
-      owner_read(gst.cached_path) != static_cast<std::uint32_t>(protocol::route::peer) ||
+  const int cached_window = owner_read(gst.cached_window);
+  const std::uint32_t cached_path = owner_read(gst.cached_path);
+  const std::uint32_t fence_owed = owner_read(gst.peer_fence_owed);
+  const std::uint32_t world_windows = owner_read(gst.world_windows);
+  const int rank_start = owner_read(gst.rank_start);
+  const int cached_target = owner_read(gst.cached_target);
+  const std::uint32_t ring_slot = owner_read(gst.cached_ring_slot);
+  const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
+  const int target = (world_windows >> slot & 1u) != 0u ? rank : rank + rank_start;
+  if (win != cached_window || cached_path != static_cast<std::uint32_t>(protocol::route::peer) ||
       static_cast<unsigned>(size) > static_cast<unsigned>(protocol::ring_payload_limit) ||
-      owner_read(gst.peer_fence_owed) != 0u) {
+      fence_owed != 0u || target != cached_target) {
     return {};
   }
-  const bool on_world = (owner_read(gst.world_windows) >> protocol::window_slot(win) & 1u) != 0u;
-  const int target = on_world ? rank : rank + owner_read(gst.rank_start);
-  if (target != owner_read(gst.cached_target)) return {};
-  return take_ring_ticket(gst, owner_read(gst.cached_ring_slot));
+  const ring_ticket ticket = take_ring_ticket(gst, ring_slot);
+  asm volatile("prefetch.L1 [%0];" ::"l"(buffer));
+  return ticket;
 }
 
 // The same for dcuda_notify, when it notifies the rank the last notify went to.
 __device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int target) {
   if (threadIdx.x != 0) return {};
-  if (target != owner_read(gst.notify_target) ||
-      owner_read(gst.notify_path) != static_cast<std::uint32_t>(protocol::route::peer)) {
+  const int notify_target = owner_read(gst.notify_target);
+  const std::uint32_t notify_path = owner_read(gst.notify_path);
+  const std::uint32_t ring_slot = owner_read(gst.notify_ring_slot);
+  if (target != notify_target || notify_path != static_cast<std::uint32_t>(protocol::route::peer)) {
     return {};
   }
-  return take_ring_ticket(gst, owner_read(gst.notify_ring_slot));
+  return take_ring_ticket(gst, ring_slot);
 }
 
 // Thread 0's part of a put of at most single_thread_put_limit bytes. A put_notify to another GPU
@@ -295,7 +308,7 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
 __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
                                         int size, void* buffer, int tag) {
   using namespace dcuda;
-  const device::ring_ticket early = device::early_put_ticket(gst, win, rank, size);
+  const device::ring_ticket early = device::early_put_ticket(gst, win, rank, size, buffer);
   device::enter_collective(gst.ctx, protocol::call::put_notify);
   device::check_tag(gst, protocol::call::put_notify, tag);
   const device::put_route route =
