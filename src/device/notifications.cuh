@@ -41,8 +41,8 @@ __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
 
 // After a test or wait that saw `arrived` on the counter: makes the data of the notifications
 // the counter counts visible (one acquire load), unless no more have been counted since the last
-// such load (the rings' records, read with acquire, need none: a wait answered by them alone
-// pays no second load).
+// such load (records from the rings need none: a fenced one was read with acquire when taken,
+// a carried one brought its data; a wait answered by them alone pays no load here).
 __device__ inline void acquire_counted_data(dcuda_state& gst, int tag, std::uint32_t arrived) {
   if (gst.ring_peers == 0u) {
     acquire_notified_data(gst, tag);

@@ -203,6 +203,7 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
 // is never left without a record, which would stall the target's ring. The cache is thread 0's
 // to write, so thread 0 may read it before the barrier; no other thread may (thread 0 writes it
 // after the last barrier of a put), hence owner_read.
+//
 // Every field is read first and tested once: a test after each read would make each read wait
 // for the one before, and the atomic for all of them. The payload's line is prefetched into L1
 // as well (a prefetch returns no data, so nothing is read ahead of the barrier; the load after

@@ -91,11 +91,9 @@ __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
   return take_head(gst, peer, words.first, words.second);
 }
 
-}  // namespace ring_detail
-
-namespace ring_detail {
-// Several rings (more than two GPUs): the heads are read together (relaxed) and a record found is
-// read again with acquire. Out of line: it would cost every kernel registers on the fast path.
+// Several rings (more than two GPUs): the heads are read together (relaxed), and a ring whose head
+// shows a complete record is taken as poll_ring takes it. Out of line: it would cost every kernel
+// registers on the fast path.
 __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
   bool took = false;
   for (std::uint32_t first = 0; first < gst.ring_peers; first += 4) {
@@ -117,7 +115,7 @@ __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
 }  // namespace ring_detail
 
 // One look at the head of each of this rank's rings; takes what is there. Thread 0 only; a rank
-// with no other GPU on its node has no rings. One ring (two GPUs): one acquire load.
+// with no other GPU on its node has no rings. One ring (two GPUs): one relaxed load.
 __device__ inline bool poll_rings(dcuda_state& gst) {
   using namespace ring_detail;
   if (gst.ring_peers == 1u) return poll_ring(gst, 0);

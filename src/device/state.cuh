@@ -66,7 +66,8 @@ struct dcuda_state {
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
   // one; counter_acquired[tag] is the counter value up to which an acquire load has made the
-  // counted notifications' data visible (the rings' records are read with acquire themselves).
+  // counted notifications' data visible (records from the rings need none: a fenced one is read
+  // with acquire when it is taken, a carried one brings its data).
   char* rings;                           // this rank's first ring (ring_peers of them, one per GPU)
   std::uint32_t* ring_tails;             // this GPU's tickets, per slot (target)
   const std::uint32_t* ring_taken_here;  // how far each target has taken this GPU's records

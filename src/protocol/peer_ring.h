@@ -3,7 +3,8 @@
 // record in a ring of the target: one ring per (target rank, sending GPU). A sending rank takes a
 // ticket from a counter in its own GPU's memory (one device atomic), writes the record into slot
 // ticket % ring_slots with one 16-byte store, and is done. The target polls the head slot of each
-// of its rings; the record it finds carries everything, so taking it costs no further load.
+// of its rings; the record it finds carries everything, so taking it costs no further load (but
+// one acquire re-read when it is fenced, below).
 //
 // A put_notify of at most 4 bytes carries its payload in the record and needs no fence: the
 // target lands it in its window when it takes the record. Larger puts copy their data first and
@@ -18,7 +19,8 @@
 // ticket it expects in both words has the whole record (8-byte stores are single-copy atomic).
 //
 // Who writes what:
-//   rings   senders (relaxed 16-byte stores); the owner reads, with acquire
+//   rings   senders (relaxed 16-byte stores); the owner reads (relaxed; again with acquire when
+//           the record is fenced)
 //   tails   the ranks of the sending GPU (device atomics): tickets per target rank
 //   taken   the target rank (relaxed system-scope stores): how far it has taken its ring of this
 //           GPU; the senders read it when the ring looks full
