@@ -49,9 +49,15 @@ network_proxy::network_proxy(const process_group& group, device_state& state, pi
       outgoing_pool_(outgoing),
       incoming_pool_(incoming),
       agent_(state.uses_network() ? state.agent_queue() : nullptr),
+      small_landings_(protocol::agent_queue_slots),
       windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
       trace_(trace_prefix, shape_.process_index),
       engine_(group.world(), group.ranks(), *this) {
+  static_assert(protocol::agent_inline_bytes <= sizeof(std::uint64_t));
+  free_small_landings_.reserve(small_landings_.size());
+  for (std::uint32_t slot = 0; slot < small_landings_.size(); ++slot) {
+    free_small_landings_.push_back(slot);
+  }
   for (int p = 0; p < shape_.process_count; ++p) {
     any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
   }
@@ -171,6 +177,12 @@ void network_proxy::sent(const remote_operation& /*op*/) {
 
 // ---- incoming ----
 
+// Whether the payload of `op` is small enough to travel inside the agent's job (it lands in one
+// of small_landings_, not in pinned staging).
+bool network_proxy::lands_small(const remote_operation& op) {
+  return static_cast<std::uint32_t>(op.size) <= protocol::agent_inline_bytes;
+}
+
 bool network_proxy::ready_for(const remote_operation& op) {
   // A window that another process already uses may still be in creation here: hold the
   // operation until this process's part of the collective is done.
@@ -179,7 +191,9 @@ bool network_proxy::ready_for(const remote_operation& op) {
   if (!agent_.has_room(reserved_jobs_ + 1)) return false;
   if (protocol::carries_payload(op)) {
     // Staging for the payload: otherwise wait until deliveries give buffers back.
-    if (!incoming_pool_.can_take(static_cast<std::size_t>(op.size))) return false;
+    if (!lands_small(op) && !incoming_pool_.can_take(static_cast<std::size_t>(op.size))) {
+      return false;
+    }
     if (collective_ && op.window >= 0 && op.window < protocol::max_windows &&
         collective_->request.call == static_cast<std::uint32_t>(protocol::call::win_create) &&
         own_window(op.window, op.target_rank - shape_.rank_start).generation == 0) {
@@ -200,6 +214,14 @@ void* network_proxy::landing_address(const remote_operation& op) {
   const protocol::window_entry& window = own_window(op.window, device_rank);
   if (window.generation == 0 || !protocol::range_inside_window(op.offset, op.size, window.size)) {
     return nullptr;
+  }
+  if (lands_small(op)) {
+    if (free_small_landings_.empty()) {
+      throw error("host proxy: more small payloads in flight than the agent's queue holds");
+    }
+    const std::uint32_t slot = free_small_landings_.back();
+    free_small_landings_.pop_back();
+    return &small_landings_[slot];
   }
   std::optional<pinned_pool::buffer> landing =
       incoming_pool_.take(static_cast<std::size_t>(op.size));
@@ -229,6 +251,12 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
   const std::uint32_t job =
       agent_.copy_from_host(destination, landing, static_cast<std::size_t>(op.size), counter);
+  if (lands_small(op)) {  // its bytes are in the job now: the slot is free again
+    free_small_landings_.push_back(
+        static_cast<std::uint32_t>(static_cast<std::uint64_t*>(landing) - small_landings_.data()));
+    trace_.record(network_trace::hop::to_agent, op);
+    return;
+  }
   const auto found = landings_.find(landing);
   if (op.size > protocol::agent_inline_bytes) {
     delivering_.push_back(delivery_step{job, std::move(found->second)});

@@ -103,6 +103,7 @@ class network_proxy final : public transport::delivery {
   void publish_result(const protocol::world_collective_result& result, std::uint32_t sequence);
   void set_status(std::string status);
   const protocol::window_entry& own_window(int slot, int device_rank) const;
+  static bool lands_small(const protocol::remote_operation& op);
 
   const process_group& group_;
   device_state& state_;
@@ -118,6 +119,12 @@ class network_proxy final : public transport::delivery {
   std::deque<outgoing_step> to_post_;
   std::deque<pinned_pool::buffer> in_flight_;  // posted payloads, until sent() (posting order)
   std::unordered_map<void*, pinned_pool::buffer> landings_;
+  // Where payloads of up to agent_inline_bytes land: they go on inside the agent's job, so they
+  // need no pinned staging, nor a node in landings_. One slot per job the agent's queue holds
+  // (ready_for sets a job aside for every operation it accepts, so no more are ever in use),
+  // handed out from a free list.
+  std::vector<std::uint64_t> small_landings_;
+  std::vector<std::uint32_t> free_small_landings_;
   std::deque<delivery_step> delivering_;
   std::vector<protocol::window_entry> windows_;  // [max_windows][device_ranks]: own entries
   peer_mappings mapped_windows_;
