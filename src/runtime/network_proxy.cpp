@@ -107,13 +107,17 @@ bool network_proxy::admit_waiting() {
     const int device_rank = op.source_rank - shape_.rank_start;
     const auto size = static_cast<std::size_t>(op.size);
     if (!protocol::carries_payload(op)) {
-      to_post_.push_back(outgoing_step{op, {}, std::nullopt, device_rank, 0, true});
+      to_post_.push_back(outgoing_step{op, {}, {}, std::nullopt, device_rank, 0, true});
+    } else if (size <= transport::mpi_engine::header_payload_bytes) {
+      // The engine copies it into the header message when it posts: no staging.
+      to_post_.push_back(outgoing_step{
+          op, {}, std::move(waiting.inline_payload), std::nullopt, device_rank, 0, true});
     } else if (op.size <= protocol::inline_put_limit) {
       std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(size);
       if (!payload) return any;
       std::memcpy(payload->data(), waiting.inline_payload.data(), size);
       to_post_.push_back(
-          outgoing_step{op, std::move(*payload), std::nullopt, device_rank, 0, true});
+          outgoing_step{op, std::move(*payload), {}, std::nullopt, device_rank, 0, true});
     } else {
       // Staged in pieces; every piece but the last is a plain put, so the notification (if any)
       // comes with the last one, after all the data.
@@ -131,8 +135,13 @@ bool network_proxy::admit_waiting() {
         piece.size = static_cast<std::int64_t>(bytes);
         const std::uint32_t copy_job = agent_.copy_from_device(
             payload->data(), reinterpret_cast<const char*>(waiting.source) + at, bytes);
-        to_post_.push_back(outgoing_step{piece, std::move(*payload), copy_job, device_rank,
-                                         last ? op.operation_id : 0u, true});
+        to_post_.push_back(outgoing_step{piece,
+                                         std::move(*payload),
+                                         {},
+                                         copy_job,
+                                         device_rank,
+                                         last ? op.operation_id : 0u,
+                                         true});
         waiting.next += bytes;
         any = true;
       }
@@ -157,7 +166,8 @@ bool network_proxy::post_ready() {
     outgoing_step& step = to_post_.front();
     if (step.copy_job && !agent_.finished(*step.copy_job)) break;
     if (step.post) {
-      engine_.post(step.op, step.payload.data());
+      engine_.post(step.op,
+                   step.header_payload.empty() ? step.payload.data() : step.header_payload.data());
       trace_.record(network_trace::hop::posted, step.op);
       in_flight_.push_back(std::move(step.payload));
     }

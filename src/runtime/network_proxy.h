@@ -70,7 +70,8 @@ class network_proxy final : public transport::delivery {
  private:
   struct outgoing_step {
     protocol::remote_operation op{};
-    pinned_pool::buffer payload;
+    pinned_pool::buffer payload;  // staged; empty when the payload is in `header_payload`
+    std::string header_payload;   // up to mpi_engine::header_payload_bytes: the engine copies it
     std::optional<std::uint32_t> copy_job;  // staged: the agent's copy out of the device
     int device_rank = 0;
     std::uint32_t acknowledgement = 0;  // stored into host_acks once posted (0: none)
@@ -117,7 +118,8 @@ class network_proxy final : public transport::delivery {
 
   std::deque<waiting_operation> waiting_;
   std::deque<outgoing_step> to_post_;
-  std::deque<pinned_pool::buffer> in_flight_;  // posted payloads, until sent() (posting order)
+  // Posted payloads, until sent() (posting order; empty where the header carried the payload).
+  std::deque<pinned_pool::buffer> in_flight_;
   std::unordered_map<void*, pinned_pool::buffer> landings_;
   // Where payloads of up to agent_inline_bytes land: they go on inside the agent's job, so they
   // need no pinned staging, nor a node in landings_. One slot per job the agent's queue holds

@@ -64,7 +64,8 @@ class mpi_engine {
   ~mpi_engine();
 
   // Starts `op` towards the process that owns op.target_rank (another process). `payload`
-  // (op.size bytes) must stay untouched until sink.sent(op).
+  // (op.size bytes) must stay untouched until sink.sent(op), unless it fits the header
+  // (header_payload_bytes): then it is copied there, and may be reused once post returns.
   void post(const remote_operation& op, const void* payload);
 
   // Advances sends and receives; true when anything moved.
@@ -127,6 +128,7 @@ class mpi_engine {
   bool claim_payloads();
   bool claim_payloads_from(std::size_t source);
   bool deliver_landed();
+  bool deliver_landed_from(std::size_t source);
   void post_header_receive();
   void accept(const header_message& header, int source_process);
   void receive_payload(incoming& in, int source_process, char* destination);
