@@ -35,8 +35,9 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="
   echo "BUILD FAILED"; exit 1; }
 
 part="${DCUDA_CHECK_PART:-all}"
-mpirun_gpus=(mpirun -np 2 --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
-mpirun_all_gpus=(mpirun -np "$multi_gpu_processes" --allow-run-as-root --mca btl_vader_single_copy_mechanism none)
+# --bind-to none: each process's host proxy spins on a thread of its own (README, "Several GPUs").
+mpirun_gpus=(mpirun -np 2 --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
+mpirun_all_gpus=(mpirun -np "$multi_gpu_processes" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
 if [ "$part" != bench ]; then
 step "ctest (CPU and GPU tests, one at a time: GPU tests use the whole GPU)"
 ctest --test-dir build --output-on-failure -j 1 || status=1

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "bootstrap/cpu_placement.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cpu_timers.h"
 #include "runtime/driver_api.h"
@@ -182,7 +183,9 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       incoming_staging_.emplace(staging_bytes);
     }
     if (settings.verbose) {
-      const std::string paths = group_->describe_paths();
+      const std::string paths = group_->describe_paths() + dcuda::bootstrap::describe_cpu_placement(
+                                                               group_->layout().process_index,
+                                                               dcuda::bootstrap::allowed_cpus());
       std::fwrite(paths.data(), 1, paths.size(), stderr);
       std::fflush(stderr);
     }
