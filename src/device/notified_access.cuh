@@ -35,21 +35,27 @@ __device__ inline target_route route_to(const dcuda_state& gst, int world_rank) 
   return {r.counters, static_cast<protocol::route>(r.path), {r.ring, r.slot}};
 }
 
+__device__ inline target_route cached_target_route(const dcuda_cached_route& cache) {
+  return {cache.counters, static_cast<protocol::route>(cache.path), {cache.ring, cache.ring_slot}};
+}
+__device__ inline void cache_target_route(dcuda_cached_route& cache, int world_rank,
+                                          const target_route& to) {
+  cache.target = world_rank;
+  cache.path = static_cast<std::uint32_t>(to.path);
+  cache.counters = to.counters;
+  cache.ring = to.ring.ring;
+  cache.ring_slot = to.ring.slot;
+}
+
 // route_to for dcuda_notify, thread 0 only: from the route of the last notify's target (no
 // global load when it notifies the same rank again), which it then remembers. The notify route
 // is thread 0's alone, like everything dcuda_notify does, so no barrier guards it.
 __device__ inline target_route notify_route_to(dcuda_state& gst, int world_rank) {
-  if (world_rank == gst.notify_target) {
-    return {gst.notify_counters,
-            static_cast<protocol::route>(gst.notify_path),
-            {gst.notify_ring, gst.notify_ring_slot}};
+  if (world_rank == gst.notify_route_cache.target) {
+    return cached_target_route(gst.notify_route_cache);
   }
   const target_route to = route_to(gst, world_rank);
-  gst.notify_target = world_rank;
-  gst.notify_counters = to.counters;
-  gst.notify_path = static_cast<std::uint32_t>(to.path);
-  gst.notify_ring = to.ring.ring;
-  gst.notify_ring_slot = to.ring.slot;
+  cache_target_route(gst.notify_route_cache, world_rank, to);
   return to;
 }
 
@@ -108,16 +114,14 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
   const int rank_start = gst.rank_start;
   const int cached_window = gst.cached_window;
-  const int cached_target = gst.cached_target;
+  const int cached_target = gst.put_route_cache.target;
 
   put_route route{};
   route.target = on_world ? rank : rank + rank_start;
   route.slot = slot;
   route.cache_miss = cached_window != win || cached_target != route.target;
   if (!route.cache_miss) {
-    route.to.counters = gst.cached_counters;
-    route.to.path = static_cast<protocol::route>(gst.cached_path);
-    route.to.ring = {gst.cached_ring, gst.cached_ring_slot};
+    route.to = cached_target_route(gst.put_route_cache);
     route.own.base = gst.cached_own_base;
     route.own.size = gst.cached_own_size;
     route.remote.base = gst.cached_target_base;
@@ -160,11 +164,7 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
 __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put_route& route) {
   if (threadIdx.x == 0 && route.cache_miss) {
     gst.cached_window = win;
-    gst.cached_target = route.target;
-    gst.cached_path = static_cast<std::uint32_t>(route.to.path);
-    gst.cached_counters = route.to.counters;
-    gst.cached_ring = route.to.ring.ring;
-    gst.cached_ring_slot = route.to.ring.slot;
+    cache_target_route(gst.put_route_cache, route.target, route.to);
     gst.cached_target_base = route.remote.base;
     gst.cached_target_size = route.remote.size;
     gst.cached_own_base = route.own.base;
@@ -177,9 +177,7 @@ __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put
 // ordered before it). A reduction, not an atomic: the sender needs no answer, so it does not wait
 // for one.
 __device__ inline void signal_local_rank(std::uint32_t* counters, int tag) {
-  if (threadIdx.x == 0) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counters + tag) : "memory");
-  }
+  asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counters + tag) : "memory");
 }
 
 // Thread 0 notifies a target on this GPU (counter) or on another GPU of the node (a record
@@ -212,12 +210,12 @@ __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
                                                int size, const void* buffer) {
   if (threadIdx.x != 0) return {};
   const int cached_window = owner_read(gst.cached_window);
-  const std::uint32_t cached_path = owner_read(gst.cached_path);
+  const std::uint32_t cached_path = owner_read(gst.put_route_cache.path);
   const std::uint32_t fence_owed = owner_read(gst.peer_fence_owed);
   const std::uint32_t world_windows = owner_read(gst.world_windows);
   const int rank_start = owner_read(gst.rank_start);
-  const int cached_target = owner_read(gst.cached_target);
-  const std::uint32_t ring_slot = owner_read(gst.cached_ring_slot);
+  const int cached_target = owner_read(gst.put_route_cache.target);
+  const std::uint32_t ring_slot = owner_read(gst.put_route_cache.ring_slot);
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   const int target = (world_windows >> slot & 1u) != 0u ? rank : rank + rank_start;
   if (win != cached_window || cached_path != static_cast<std::uint32_t>(protocol::route::peer) ||
@@ -233,9 +231,9 @@ __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
 // The same for dcuda_notify, when it notifies the rank the last notify went to.
 __device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int target) {
   if (threadIdx.x != 0) return {};
-  const int notify_target = owner_read(gst.notify_target);
-  const std::uint32_t notify_path = owner_read(gst.notify_path);
-  const std::uint32_t ring_slot = owner_read(gst.notify_ring_slot);
+  const int notify_target = owner_read(gst.notify_route_cache.target);
+  const std::uint32_t notify_path = owner_read(gst.notify_route_cache.path);
+  const std::uint32_t ring_slot = owner_read(gst.notify_route_cache.ring_slot);
   if (target != notify_target || notify_path != static_cast<std::uint32_t>(protocol::route::peer)) {
     return {};
   }

@@ -153,8 +153,8 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.windows_in_use = 0;
     gst.world_windows = 0;
     gst.cached_window = -1;
-    gst.cached_target = -1;
-    gst.notify_target = -1;
+    gst.put_route_cache.target = -1;
+    gst.notify_route_cache.target = -1;
     gst.acks_requested = 0;
     gst.acks_awaited = 0;
     gst.world_collectives = 0;

@@ -79,34 +79,45 @@ __device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer, std::uint
   return true;
 }
 
-// Looks at the head of ring `peer` (relaxed: an acquire load would invalidate the L1 cache on
-// every poll) and takes the record there. A fenced record follows data the sender stored before
-// it (a regular put): it is read again with acquire before it counts. Any other record follows no
-// data of the sender's that it would need (protocol/peer_ring.h).
-__device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
-  const char* slot = head_slot(gst, peer);
-  protocol::ring_words words = load_record(slot);
-  if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
+// Takes the complete record `words`, loaded (relaxed) from `slot`, the head of ring `peer`. A
+// fenced record follows data the sender stored before it (a regular put): it is read again with
+// acquire before it counts. Any other record follows no data of the sender's that it would need
+// (protocol/peer_ring.h).
+__device__ inline bool take_loaded(dcuda_state& gst, std::uint32_t peer, const char* slot,
+                                   protocol::ring_words words) {
   if (protocol::decode_ring_record(words).fenced) words = load_record<true>(slot);
   return take_head(gst, peer, words.first, words.second);
 }
 
+// Looks at the head of ring `peer` (relaxed: an acquire load would invalidate the L1 cache on
+// every poll) and takes the record there.
+__device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
+  const char* slot = head_slot(gst, peer);
+  const protocol::ring_words words = load_record(slot);
+  if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
+  return take_loaded(gst, peer, slot, words);
+}
+
 // Several rings (more than two GPUs): the heads are read together (relaxed), and a ring whose head
-// shows a complete record is taken as poll_ring takes it. Out of line: it would cost every kernel
+// shows a complete record is taken with the words found. Out of line: it would cost every kernel
 // registers on the fast path.
 __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
   bool took = false;
   for (std::uint32_t first = 0; first < gst.ring_peers; first += 4) {
+    const char* slots[4];
     protocol::ring_words heads[4];
 #pragma unroll
     for (std::uint32_t i = 0; i < 4; ++i) {
-      if (first + i < gst.ring_peers) heads[i] = load_record(head_slot(gst, first + i));
+      if (first + i < gst.ring_peers) {
+        slots[i] = head_slot(gst, first + i);
+        heads[i] = load_record(slots[i]);
+      }
     }
 #pragma unroll
     for (std::uint32_t i = 0; i < 4; ++i) {
       const std::uint32_t peer = first + i;
       if (peer < gst.ring_peers && protocol::ring_record_complete(heads[i], gst.ring_head[peer])) {
-        took = poll_ring(gst, peer) || took;
+        took = take_loaded(gst, peer, slots[i], heads[i]) || took;
       }
     }
   }

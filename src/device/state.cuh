@@ -8,6 +8,17 @@
 #include "protocol/limits.h"
 #include "protocol/peer_ring.h"
 
+// How a rank reaches a target it sent to last (device/notified_access.cuh, target_route): the
+// route caches of dcuda_put(_notify) and of dcuda_notify each hold one.
+struct dcuda_cached_route {
+  std::int32_t target;      // world rank; -1: empty
+  std::uint32_t path;       // protocol::route to the target
+  std::uint32_t* counters;  // the target's notification counters (this GPU)
+  char* ring;               // the target's ring (another GPU of the node)
+  std::uint32_t ring_slot;  // this GPU's slot in the target's rings
+  std::uint32_t pad;
+};
+
 struct dcuda_state {
   // Read by every thread of the rank. The fast path reads only shared memory (plus, when the
   // route cache below misses, the two window entries): the context fields it needs are copied
@@ -35,13 +46,9 @@ struct dcuda_state {
   // Entries change only through dcuda_win_create/free, which every rank calls together and which
   // give the window a new handle, so a hit needs no global load. Written by thread 0 between the
   // barriers of a put; read by all threads after the entry barrier of the next one.
-  std::int32_t cached_window;      // handle, DCUDA_WIN_NONE when empty
-  std::int32_t cached_target;      // world rank
-  std::uint32_t cached_path;       // protocol::route to the target
-  std::uint32_t* cached_counters;  // the target's notification counters (this GPU)
-  char* cached_ring;               // the target's ring (another GPU of the node)
-  std::uint32_t cached_ring_slot;
-  std::uint32_t cached_pad;
+  std::int32_t cached_window;  // handle, DCUDA_WIN_NONE when empty
+  std::int32_t cached_pad;
+  dcuda_cached_route put_route_cache;
   std::uint64_t cached_target_base;
   std::uint64_t cached_target_size;
   std::uint64_t cached_own_base;
@@ -57,12 +64,7 @@ struct dcuda_state {
   std::uint32_t world_collectives;  // collectives over DCUDA_COMM_WORLD handed to the proxy
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
-  // The route of the last dcuda_notify's target (notify_target -1: none yet).
-  std::int32_t notify_target;
-  std::uint32_t notify_path;
-  std::uint32_t* notify_counters;
-  char* notify_ring;
-  std::uint32_t notify_ring_slot;
+  dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
   // one; counter_acquired[tag] is the counter value up to which an acquire load has made the

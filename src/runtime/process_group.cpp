@@ -109,24 +109,38 @@ void process_group::connect(int device, std::uint32_t* notification_counters, bo
   }
 }
 
-void process_group::share_memory(const void* allocation) {
-  struct shared_card {
+std::vector<process_group::mapped_export> process_group::exchange_exports(
+    const void* pointer, peer_mappings& mappings) const {
+  struct export_card {
     cudaIpcMemHandle_t handle;
-    std::uint64_t base;  // of the allocation, in the exporting process; 0: nothing shared
+    std::uint64_t base;    // of the allocation, in the exporting process; 0: nothing offered
+    std::uint64_t offset;  // of the pointer in the allocation
   };
-  shared_card mine{};
-  if (allocation != nullptr) {
-    const exported_memory exported = export_memory(allocation);
+  export_card mine{};
+  if (pointer != nullptr) {
+    const exported_memory exported = export_memory(pointer);
     mine.handle = exported.handle;
-    mine.base = reinterpret_cast<std::uint64_t>(allocation) - exported.offset;
+    mine.base = reinterpret_cast<std::uint64_t>(pointer) - exported.offset;
+    mine.offset = exported.offset;
   }
-  std::vector<shared_card> cards(static_cast<std::size_t>(layout_.process_count));
+  std::vector<export_card> cards(static_cast<std::size_t>(layout_.process_count));
   DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
                                 MPI_COMM_WORLD));
+  std::vector<mapped_export> mapped(cards.size());
   for (std::size_t p = 0; p < cards.size(); ++p) {
     if (routes_[p] != protocol::route::peer || cards[p].base == 0) continue;
-    shared_[{static_cast<int>(p), cards[p].base}] =
-        mapped_shared_.open(static_cast<int>(p), cards[p].handle);
+    mapped[p] = {mappings.open(static_cast<int>(p), cards[p].handle), cards[p].base,
+                 cards[p].offset};
+  }
+  return mapped;
+}
+
+void process_group::share_memory(const void* allocation) {
+  const std::vector<mapped_export> mapped = exchange_exports(allocation, mapped_shared_);
+  for (std::size_t p = 0; p < mapped.size(); ++p) {
+    if (mapped[p].mapped_base != nullptr) {
+      shared_[{static_cast<int>(p), mapped[p].exporter_base}] = mapped[p].mapped_base;
+    }
   }
 }
 
@@ -162,26 +176,12 @@ protocol::ring_memory_layout process_group::ring_layout(int process) const {
 }
 
 void process_group::share_rings(char* ring_memory) {
-  struct ring_card {
-    cudaIpcMemHandle_t handle;
-    std::uint64_t offset;
-    std::int32_t present;
-    std::int32_t pad;
-  };
-  ring_card mine{};
-  if (ring_memory != nullptr) {
-    const exported_memory exported = export_memory(ring_memory);
-    mine.handle = exported.handle;
-    mine.offset = exported.offset;
-    mine.present = 1;
-  }
-  std::vector<ring_card> cards(static_cast<std::size_t>(layout_.process_count));
-  DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
-                                MPI_COMM_WORLD));
-  ring_memory_.assign(cards.size(), nullptr);
-  for (std::size_t p = 0; p < cards.size(); ++p) {
-    if (routes_[p] != protocol::route::peer || cards[p].present == 0) continue;
-    ring_memory_[p] = mapped_rings_.open(static_cast<int>(p), cards[p].handle) + cards[p].offset;
+  const std::vector<mapped_export> mapped = exchange_exports(ring_memory, mapped_rings_);
+  ring_memory_.assign(mapped.size(), nullptr);
+  for (std::size_t p = 0; p < mapped.size(); ++p) {
+    if (mapped[p].mapped_base != nullptr) {
+      ring_memory_[p] = mapped[p].mapped_base + mapped[p].offset;
+    }
   }
 }
 

@@ -76,6 +76,17 @@ class process_group {
   std::vector<std::uint8_t> peers_;        // [process][process]: both chose the peer path
   peer_mappings mapped_rings_;
 
+  // What exchange_exports returns for one process: the allocation it offered, mapped into this
+  // process (null: it offered none, or it is not reached by the peer path), the allocation's base
+  // in the offering process, and the offered pointer's offset in it.
+  struct mapped_export {
+    char* mapped_base = nullptr;
+    std::uint64_t exporter_base = 0;
+    std::uint64_t offset = 0;
+  };
+  // Collective: every process offers the device allocation around `pointer` (null: none); each
+  // maps, through `mappings`, those of the processes it reaches by the peer path.
+  std::vector<mapped_export> exchange_exports(const void* pointer, peer_mappings& mappings) const;
   // Whether processes a and b reach each other by the peer path (both chose it).
   bool peers(int a, int b) const;
   // Which ring of `owner`'s ranks takes `sender`'s records; where `target`'s ranks start in
