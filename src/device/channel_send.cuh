@@ -6,15 +6,14 @@
 
 namespace dcuda::device {
 
-// Reserves `n` consecutive entries of `channel`, waiting while the host has not drained enough.
-// The consumer position is read from host memory only when the cached copy says the ring is
-// full (and then by one waiting rank at a time), so a send costs one device atomic and the
-// entry's stores, not a PCIe round trip.
-__device__ inline std::uint32_t reserve_channel(dcuda_state& gst,
-                                                const protocol::channel_view& channel,
-                                                std::uint32_t n, protocol::call call,
-                                                std::int32_t channel_id, bool may_report) {
-  const std::uint32_t ticket = protocol::reserve_entries(channel, n);
+// Waits until entries [ticket, ticket + n) of `channel` are free. The consumer position is read
+// from host memory only when the cached copy says the ring is full (and then by one waiting rank
+// at a time), so a send costs one device atomic and the entry's stores, not a PCIe round trip.
+__device__ inline void wait_for_channel_room(dcuda_state& gst,
+                                             const protocol::channel_view& channel,
+                                             std::uint32_t ticket, std::uint32_t n,
+                                             protocol::call call, std::int32_t channel_id,
+                                             bool may_report) {
   const auto has_room = [&](std::uint32_t& consumed) {
     return protocol::producer_has_room(channel, ticket, n, consumed);
   };
@@ -31,7 +30,41 @@ __device__ inline std::uint32_t reserve_channel(dcuda_state& gst,
       __nanosleep(200);
     }
   }
+}
+
+// Reserves `n` consecutive entries of `channel`, waiting while the host has not drained enough.
+__device__ inline std::uint32_t reserve_channel(dcuda_state& gst,
+                                                const protocol::channel_view& channel,
+                                                std::uint32_t n, protocol::call call,
+                                                std::int32_t channel_id, bool may_report) {
+  const std::uint32_t ticket = protocol::reserve_entries(channel, n);
+  wait_for_channel_room(gst, channel, ticket, n, call, channel_id, may_report);
   return ticket;
+}
+
+// Thread 0, before a call's entry barrier: reserves one entry of `channel` (held_ticket, in
+// state.cuh). The cached consumer position is loaded first, so that it and the atomic are in
+// flight together.
+__device__ inline held_ticket take_channel_ticket(const protocol::channel_view& channel) {
+  held_ticket taken;
+  taken.seen = protocol::device_atomic<std::uint32_t>(*channel.consumed_seen)
+                   .load(cuda::memory_order_relaxed);
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(taken.ticket)
+               : "l"(channel.ticket), "r"(lane_ticket_increment())
+               : "memory");
+  taken.held = true;
+  return taken;
+}
+
+// The entry of a ticket taken with take_channel_ticket, once it is free.
+__device__ inline std::uint32_t reserve_held_entry(dcuda_state& gst,
+                                                   const protocol::channel_view& channel,
+                                                   held_ticket held, protocol::call call) {
+  if (!protocol::entries_free(held.ticket, 1, held.seen, channel.capacity)) {
+    wait_for_channel_room(gst, channel, held.ticket, 1, call, 0, true);
+  }
+  return held.ticket;
 }
 
 // Sends a one-entry message with no payload.

@@ -12,7 +12,7 @@ namespace dcuda::device {
 __device__ inline void signal_host(dcuda_state& gst, protocol::call call,
                                    protocol::message_type type) {
   enter_collective(gst.ctx, call);
-  if (threadIdx.x == 0) send_signal(gst, gst.ctx->commands, type, 0, call);
+  if (threadIdx.x == 0) send_signal(gst, gst.commands, type, 0, call);
 }
 
 }  // namespace dcuda::device
@@ -34,7 +34,7 @@ __device__ inline void dcuda_ping_host(dcuda_state& gst) {
   device::enter_collective(gst.ctx, protocol::call::ping_host);
   if (threadIdx.x == 0) {
     const std::uint32_t operation = ++gst.acks_requested;
-    device::send_signal(gst, gst.ctx->commands, protocol::message_type::ping,
+    device::send_signal(gst, gst.commands, protocol::message_type::ping,
                         static_cast<std::int32_t>(operation), protocol::call::ping_host);
     std::uint32_t* acks = &gst.ctx->host_acks[gst.device_rank];
     device::spin_until(

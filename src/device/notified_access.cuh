@@ -184,21 +184,22 @@ __device__ inline void signal_local_rank(std::uint32_t* counters, int tag) {
 // without a payload in its ring, with the ticket taken early if one is held). `data_before`: this
 // call stored data to the target that the record must not overtake.
 __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const target_route& to,
-                                    int tag, bool data_before, ring_ticket early = {}) {
+                                    int tag, bool data_before, held_ticket early = {}) {
   if (threadIdx.x != 0) return;
   if (to.path == protocol::route::local) {
     signal_local_rank(to.counters, tag);
     return;
   }
   send_ring_notification(gst, call, to.ring.ring, to.ring.slot, tag, data_before, early.ticket,
-                         early.taken_seen, early.held);
+                         early.seen, early.held);
 }
 
 // Thread 0, before the entry barrier of a put_notify: when the route cache shows that the put
-// takes the latency path to another GPU (a payload carried in the record), the ring's ticket is
-// taken now, so that the atomic's round trip overlaps the barrier and the argument checks. The
-// put then always sends its record with this ticket, or the checks stop the run: a ticket taken
-// is never left without a record, which would stall the target's ring. The cache is thread 0's
+// takes a latency path, its ticket is taken now, so that the atomic's round trip overlaps the
+// barrier and the argument checks: to another GPU of the node with the payload carried in the
+// record, the ring's ticket; through the network as a compact command-channel entry, the entry's
+// ticket. The put then always uses this ticket, or the checks stop the run: a ticket taken is
+// never left unused, which would stall the target's ring or the proxy. The cache is thread 0's
 // to write, so thread 0 may read it before the barrier; no other thread may (thread 0 writes it
 // after the last barrier of a put), hence owner_read.
 //
@@ -206,7 +207,7 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
 // for the one before, and the atomic for all of them. The payload's line is prefetched into L1
 // as well (a prefetch returns no data, so nothing is read ahead of the barrier; the load after
 // the checks then finds the line).
-__device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win win, int rank,
+__device__ inline held_ticket early_put_ticket(const dcuda_state& gst, dcuda_win win, int rank,
                                                int size, const void* buffer) {
   if (threadIdx.x != 0) return {};
   const int cached_window = owner_read(gst.cached_window);
@@ -218,26 +219,37 @@ __device__ inline ring_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
   const std::uint32_t ring_slot = owner_read(gst.put_route_cache.ring_slot);
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   const int target = (world_windows >> slot & 1u) != 0u ? rank : rank + rank_start;
-  if (win != cached_window || cached_path != static_cast<std::uint32_t>(protocol::route::peer) ||
-      static_cast<unsigned>(size) > static_cast<unsigned>(protocol::ring_payload_limit) ||
-      fence_owed != 0u || target != cached_target) {
+  if (win != cached_window || target != cached_target) return {};
+  held_ticket ticket{};
+  if (cached_path == static_cast<std::uint32_t>(protocol::route::peer) &&
+      static_cast<unsigned>(size) <= static_cast<unsigned>(protocol::ring_payload_limit) &&
+      fence_owed == 0u) {
+    ticket = take_ring_ticket(gst, ring_slot);
+  } else if (cached_path == static_cast<std::uint32_t>(protocol::route::network) &&
+             static_cast<unsigned>(size) <=
+                 static_cast<unsigned>(protocol::compact_payload_bytes)) {
+    ticket = take_channel_ticket(gst.commands);
+  } else {
     return {};
   }
-  const ring_ticket ticket = take_ring_ticket(gst, ring_slot);
   asm volatile("prefetch.L1 [%0];" ::"l"(buffer));
   return ticket;
 }
 
 // The same for dcuda_notify, when it notifies the rank the last notify went to.
-__device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int target) {
+__device__ inline held_ticket early_notify_ticket(const dcuda_state& gst, int target) {
   if (threadIdx.x != 0) return {};
   const int notify_target = owner_read(gst.notify_route_cache.target);
   const std::uint32_t notify_path = owner_read(gst.notify_route_cache.path);
   const std::uint32_t ring_slot = owner_read(gst.notify_route_cache.ring_slot);
-  if (target != notify_target || notify_path != static_cast<std::uint32_t>(protocol::route::peer)) {
-    return {};
+  if (target != notify_target) return {};
+  if (notify_path == static_cast<std::uint32_t>(protocol::route::peer)) {
+    return take_ring_ticket(gst, ring_slot);
   }
-  return take_ring_ticket(gst, ring_slot);
+  if (notify_path == static_cast<std::uint32_t>(protocol::route::network)) {
+    return take_channel_ticket(gst.commands);
+  }
+  return {};
 }
 
 // Thread 0's part of a put of at most single_thread_put_limit bytes. A put_notify to another GPU
@@ -246,7 +258,7 @@ __device__ inline ring_ticket early_notify_ticket(const dcuda_state& gst, int ta
 // threads only wait at the barrier after it, and peer_fence_owed is thread 0's.)
 __device__ inline void thread_put(dcuda_state& gst, protocol::call call, const put_route& route,
                                   int offset, int size, const void* buffer, bool notify, int tag,
-                                  ring_ticket early) {
+                                  held_ticket early) {
   const protocol::route path = route.to.path;
   if (notify && path == protocol::route::peer && size <= protocol::ring_payload_limit &&
       gst.peer_fence_owed == 0u) {
@@ -267,15 +279,15 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, const p
 inline constexpr int single_thread_put_limit = 16;
 
 // A put or put_notify: stores by the rank itself, or a message to the proxy. `early`: thread 0's
-// ticket from early_put_ticket (the put then takes the latency path to another GPU).
+// ticket from early_put_ticket (the put then takes a latency path: peer ring or compact entry).
 __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win,
                                  const put_route& route, int offset, int size, void* buffer,
-                                 bool notify, int tag, ring_ticket early = {}) {
+                                 bool notify, int tag, held_ticket early = {}) {
   const protocol::route path = route.to.path;
   if (path == protocol::route::network) {
     send_remote_operation(
         gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
-        route.target, route.slot, offset, size, buffer, tag);
+        route.target, route.slot, offset, size, buffer, tag, early);
   } else if (size <= single_thread_put_limit) {
     // The latency path: thread 0 stores and notifies; the barrier after it is off the critical
     // path.
@@ -307,7 +319,7 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
 __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
                                         int size, void* buffer, int tag) {
   using namespace dcuda;
-  const device::ring_ticket early = device::early_put_ticket(gst, win, rank, size, buffer);
+  const device::held_ticket early = device::early_put_ticket(gst, win, rank, size, buffer);
   device::enter_collective(gst.ctx, protocol::call::put_notify);
   device::check_tag(gst, protocol::call::put_notify, tag);
   const device::put_route route =
@@ -319,7 +331,7 @@ __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int ran
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
   using namespace dcuda;
   const int target = device::world_rank_of(gst, comm, rank);
-  const device::ring_ticket early = device::early_notify_ticket(gst, target);
+  const device::held_ticket early = device::early_notify_ticket(gst, target);
   device::enter_collective(gst.ctx, protocol::call::notify);
   device::check_comm(gst, protocol::call::notify, comm);
   device::check_tag(gst, protocol::call::notify, tag);
@@ -328,7 +340,7 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
   const device::target_route to = device::notify_route_to(gst, target);
   if (to.path == protocol::route::network) {
     device::send_remote_operation(gst, protocol::call::notify, protocol::operation_kind::notify,
-                                  target, -1, 0, 0, nullptr, tag);
+                                  target, -1, 0, 0, nullptr, tag, early);
   } else {
     device::notify_along(gst, protocol::call::notify, to, tag, false, early);
   }

@@ -46,27 +46,15 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
              });
 }
 
-// A ticket of a ring, with how far the target had taken that ring when it was taken.
-struct ring_ticket {
-  std::uint32_t ticket;
-  std::uint32_t taken_seen;
-  bool held;  // false: none taken yet
-};
-
 // Takes the next ticket of the target's ring (`slot`: the target in this GPU's tails and taken).
 // The load of `taken` is issued before the atomic, so the two are in flight together. Thread 0
-// only. The increment is written as laneid + 1 (1 on lane 0): with an operand the same on every
-// lane, ptxas combines the atomics of a warp into one and shuffles the result to the lanes right
-// away, which makes the warp wait for the atomic where it is issued (before the entry barrier)
-// instead of where its result is used.
-__device__ inline ring_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
-  ring_ticket taken;
-  taken.taken_seen = ring_detail::load_relaxed_system(gst.ring_taken_here + slot);
-  std::uint32_t lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+// only.
+__device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
+  held_ticket taken;
+  taken.seen = ring_detail::load_relaxed_system(gst.ring_taken_here + slot);
   asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
                : "=r"(taken.ticket)
-               : "l"(gst.ring_tails + slot), "r"(lane + 1u)
+               : "l"(gst.ring_tails + slot), "r"(lane_ticket_increment())
                : "memory");
   taken.held = true;
   return taken;
@@ -77,14 +65,14 @@ __device__ inline ring_ticket take_ring_ticket(const dcuda_state& gst, std::uint
 // GPU since the last fence (peer_fence_owed) needs the fence too.
 __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, char* ring,
                                         std::uint32_t slot, protocol::ring_record record,
-                                        bool fence, ring_ticket ticket) {
+                                        bool fence, held_ticket ticket) {
   if (fence || gst.peer_fence_owed != 0u) {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
     gst.peer_fence_owed = 0;
     record.fenced = true;
   }
   if (!ticket.held) ticket = take_ring_ticket(gst, slot);
-  if (!protocol::ring_has_room(ticket.ticket, ticket.taken_seen)) {
+  if (!protocol::ring_has_room(ticket.ticket, ticket.seen)) {
     wait_for_ring_room(gst, call, slot, ticket.ticket, gst.ring_taken_here + slot);
   }
   const protocol::ring_words words = protocol::encode_ring_record(record, ticket.ticket);
@@ -100,10 +88,10 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
 // only: an argument passed by reference would go through local memory.
 __device__ __noinline__ inline void send_ring_notification(
     dcuda_state& gst, protocol::call call, char* ring, std::uint32_t slot, int tag,
-    bool data_before, std::uint32_t early_ticket, std::uint32_t early_taken_seen, bool early_held) {
+    bool data_before, std::uint32_t early_ticket, std::uint32_t early_seen, bool early_held) {
   const protocol::ring_record record{0u, 0u, static_cast<std::uint8_t>(tag), 0, 0, false};
   send_ring_record(gst, call, ring, slot, record, data_before,
-                   ring_ticket{early_ticket, early_taken_seen, early_held});
+                   held_ticket{early_ticket, early_seen, early_held});
 }
 
 // The latency path of a put_notify to another GPU: its `size` (at most
@@ -112,7 +100,7 @@ __device__ __noinline__ inline void send_ring_notification(
 // through local memory.
 __device__ inline void send_carried_put(dcuda_state& gst, protocol::call call, char* ring,
                                         std::uint32_t slot, int tag, const void* buffer, int size,
-                                        int offset, int window_slot, ring_ticket ticket) {
+                                        int offset, int window_slot, held_ticket ticket) {
   const protocol::ring_record record{ring_detail::gather_payload(buffer, size),
                                      static_cast<std::uint32_t>(offset),
                                      static_cast<std::uint8_t>(tag),

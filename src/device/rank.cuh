@@ -96,7 +96,7 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
     request.windows_in_use = windows_in_use;
     request.slot = slot;
     for (int i = 0; i < protocol::max_windows; ++i) request.generation[i] = gst.generation[i];
-    send_message(gst, gst.ctx->commands, protocol::message_type::world_collective,
+    send_message(gst, gst.commands, protocol::message_type::world_collective,
                  static_cast<std::int32_t>(sequence), &request, sizeof request, call);
     std::uint32_t& completed = gst.ctx->collective_result->completed;
     spin_until(
@@ -142,6 +142,7 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.notifications = dcuda->device_notifications;
     gst.windows = dcuda->windows;
     gst.rank_routes = dcuda->rank_routes;
+    gst.commands = dcuda->commands;
     gst.uses_network = dcuda->uses_network;
     gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
     gst.world_rank = world_rank;

@@ -17,18 +17,20 @@ inline constexpr int single_thread_payload_limit = 16;
 
 // Thread 0: `op` as one compact entry (protocol/compact_operation.h), without a fence: four
 // 16-byte stores whose 8-byte halves are stamped words. The consumer checks every word, so
-// neither the order in which they arrive nor their grouping matters.
+// neither the order in which they arrive nor their grouping matters. `early`: the entry's
+// ticket, when take_channel_ticket took it before the call's entry barrier.
 __device__ inline void send_compact_operation(dcuda_state& gst, protocol::call call,
                                               const protocol::remote_operation& op,
-                                              const void* buffer) {
+                                              const void* buffer, held_ticket early) {
   using namespace dcuda::protocol;
   std::uint64_t payload = 0;
   const auto* from = static_cast<const unsigned char*>(buffer);
   for (int at = 0; at < static_cast<int>(op.size); ++at) {
     payload |= static_cast<std::uint64_t>(from[at]) << (8 * at);
   }
-  const channel_view& channel = gst.ctx->commands;
-  const std::uint32_t ticket = reserve_channel(gst, channel, 1, call, 0, true);
+  const channel_view& channel = gst.commands;
+  const std::uint32_t ticket = early.held ? reserve_held_entry(gst, channel, early, call)
+                                          : reserve_channel(gst, channel, 1, call, 0, true);
   const compact_entry entry = encode_compact_operation(op, payload, ticket + 1);
   auto* to = reinterpret_cast<std::uint64_t*>(&entry_at(channel, ticket));
   for (std::uint32_t i = 0; i < compact_words; i += 2) {
@@ -64,16 +66,19 @@ __device__ inline void publish_operation(dcuda_state& gst, const protocol::chann
   publish_entries(channel, first, n);
 }
 
+// `early`: thread 0's entry ticket from take_channel_ticket, taken only for an operation that
+// fits a compact entry (fits_compact_entry).
 __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call call,
                                              protocol::operation_kind kind, int target, int slot,
-                                             int offset, int size, const void* buffer, int tag) {
+                                             int offset, int size, const void* buffer, int tag,
+                                             held_ticket early = {}) {
   using namespace dcuda::protocol;
   const bool has_payload = kind != operation_kind::notify && size > 0;
   const bool inline_payload = has_payload && size <= inline_put_limit;
   const std::uint32_t payload_entries =
       inline_payload ? entries_for_bytes(static_cast<std::uint32_t>(size)) : 0u;
   const std::uint32_t n = 1 + payload_entries;
-  const channel_view& channel = gst.ctx->commands;
+  const channel_view& channel = gst.commands;
   const remote_operation op{
       static_cast<std::int32_t>(kind), gst.world_rank, target, slot, offset, size, tag, 0};
   // A large payload stays in the rank's buffer until the proxy has copied it out (flush waits
@@ -85,7 +90,7 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
     // The latency path: thread 0 alone, no barrier before the message leaves; a notify or a
     // payload of up to 8 B as a compact entry, without a fence either.
     if (threadIdx.x == 0 && fits_compact_entry(kind, size)) {
-      send_compact_operation(gst, call, op, buffer);
+      send_compact_operation(gst, call, op, buffer, early);
     } else if (threadIdx.x == 0) {
       const std::uint32_t first = reserve_channel(gst, channel, n, call, 0, true);
       if (inline_payload) {

@@ -6,6 +6,7 @@
 
 #include "protocol/device_context.h"
 #include "protocol/limits.h"
+#include "protocol/command_channel.h"
 #include "protocol/peer_ring.h"
 
 // How a rank reaches a target it sent to last (device/notified_access.cuh, target_route): the
@@ -28,6 +29,7 @@ struct dcuda_state {
   std::uint32_t* notifications;              // ctx->device_notifications
   dcuda::protocol::window_entry* windows;    // ctx->windows
   dcuda::protocol::rank_route* rank_routes;  // ctx->rank_routes
+  dcuda::protocol::channel_view commands;    // ctx->commands (the network path's latency path)
   std::int32_t device_rank;                  // blockIdx.x
   std::int32_t world_rank;                   // rank_start + blockIdx.x
   std::int32_t rank_start;                   // ctx->rank_start
@@ -90,6 +92,28 @@ namespace dcuda::device {
 template <typename T>
 __device__ inline T owner_read(const T& field) {
   return *const_cast<const volatile T*>(&field);
+}
+
+// A ticket thread 0 takes ahead of a call's entry barrier, so that the atomic's round trip
+// overlaps the barrier and the argument checks: of a peer ring (device/peer_ring.cuh; `seen`: how
+// far the target had taken the ring) or of the command channel (device/channel_send.cuh; `seen`:
+// the consumer's position as this GPU's cached copy showed it). The route it was taken for says
+// which. A ticket taken is always used, or the checks stop the run: an entry or record left
+// empty would stall its reader.
+struct held_ticket {
+  std::uint32_t ticket;
+  std::uint32_t seen;
+  bool held;  // false: none taken yet
+};
+
+// The increment of a ticket atomic, written as laneid + 1 (1 on lane 0, the only lane that takes
+// tickets): with an operand the same on every lane, ptxas combines the atomics of a warp into one
+// and shuffles the result to the lanes right away, which makes the warp wait for the atomic where
+// it is issued (before the entry barrier) instead of where its result is used.
+__device__ inline std::uint32_t lane_ticket_increment() {
+  std::uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane + 1u;
 }
 
 }  // namespace dcuda::device
