@@ -79,6 +79,21 @@ struct probe_args {
   long long* read_cycles;  // one dependent read of host memory, measured first
 };
 
+// Thread 0's timed round trips: store each message for the host, then `wait_for(message)`.
+template <typename Wait>
+__device__ void time_round_trips(const probe_args& a, Wait&& wait_for) {
+  unsigned message = 0;
+  for (int repetition = -1; repetition < repetitions; ++repetition) {
+    const std::uint64_t start = now_ns();
+    for (int i = 0; i < a.round_trips; ++i) {
+      ++message;
+      store_sys(a.to_host, message);
+      wait_for(message);
+    }
+    if (repetition >= 0) a.repetition_ns[repetition] = now_ns() - start;
+  }
+}
+
 // Warps 1..depth poll copies 1..depth of the word, each in its own loop, their first reads
 // staggered by stagger_cycles; whoever sees a new message hands it to warp 0 through shared
 // memory. Warp 0 sends and waits for the hand-over.
@@ -103,17 +118,10 @@ __device__ void warps_kernel(const probe_args& a) {
     return;
   }
   if (!lead) return;
-  unsigned message = 0;
-  for (int repetition = -1; repetition < repetitions; ++repetition) {
-    const std::uint64_t start = now_ns();
-    for (int i = 0; i < a.round_trips; ++i) {
-      ++message;
-      store_sys(a.to_host, message);
-      while (*static_cast<volatile unsigned*>(&seen) < message) {
-      }
+  time_round_trips(a, [&](unsigned message) {
+    while (*static_cast<volatile unsigned*>(&seen) < message) {
     }
-    if (repetition >= 0) a.repetition_ns[repetition] = now_ns() - start;
-  }
+  });
   *static_cast<volatile unsigned*>(&stop) = 1u;
 }
 
@@ -130,26 +138,19 @@ __global__ void probe_kernel(probe_args a) {
       v = load_sys(a.to_device + line_words * 3 + ((v & 0x80000000u) != 0u ? 1 : 0));
     *a.read_cycles = (clock64() - start) / 1000 + (v == 12345u ? 1 : 0);
   }
-  unsigned message = 0;
-  for (int repetition = -1; repetition < repetitions; ++repetition) {
-    const std::uint64_t start = now_ns();
-    for (int i = 0; i < a.round_trips; ++i) {
-      ++message;
-      store_sys(a.to_host, message);
-      switch (a.depth) {
-        case 1:
-          poll_until<1>(a.to_device, a.stride, message, a.stagger_cycles);
-          break;
-        case 2:
-          poll_until<2>(a.to_device, a.stride, message, a.stagger_cycles);
-          break;
-        default:
-          poll_until<4>(a.to_device, a.stride, message, a.stagger_cycles);
-          break;
-      }
+  time_round_trips(a, [&](unsigned message) {
+    switch (a.depth) {
+      case 1:
+        poll_until<1>(a.to_device, a.stride, message, a.stagger_cycles);
+        break;
+      case 2:
+        poll_until<2>(a.to_device, a.stride, message, a.stagger_cycles);
+        break;
+      default:
+        poll_until<4>(a.to_device, a.stride, message, a.stagger_cycles);
+        break;
     }
-    if (repetition >= 0) a.repetition_ns[repetition] = now_ns() - start;
-  }
+  });
 }
 
 int main() {
@@ -198,7 +199,8 @@ int main() {
                    round_trips,
                    ns,
                    read_cycles};
-      probe_kernel < <<1, m.stride<0 ? 32 * (1 + m.depth) : 32, 0, stream>>>(a);
+      const int threads = m.stride < 0 ? 32 * (1 + m.depth) : 32;
+      probe_kernel<<<1, threads, 0, stream>>>(a);
       CK(cudaGetLastError());
       const unsigned total = static_cast<unsigned>((repetitions + 1) * round_trips);
       unsigned answered = 0;
