@@ -255,23 +255,20 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
     trace_.record(network_trace::hop::to_agent, op);
     return;
   }
-  // One job: the data, then the count. A small payload travels in the job, so its landing
-  // buffer goes back at once.
+  // One job: the data, then the count. A small payload travels in the job, so its slot is free
+  // again at once; a larger one's staging goes back once the agent has copied it.
   const protocol::window_entry& window = own_window(op.window, device_rank);
   auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
   const std::uint32_t job =
       agent_.copy_from_host(destination, landing, static_cast<std::size_t>(op.size), counter);
-  if (lands_small(op)) {  // its bytes are in the job now: the slot is free again
+  if (lands_small(op)) {
     free_small_landings_.push_back(
         static_cast<std::uint32_t>(static_cast<std::uint64_t*>(landing) - small_landings_.data()));
-    trace_.record(network_trace::hop::to_agent, op);
-    return;
-  }
-  const auto found = landings_.find(landing);
-  if (op.size > protocol::agent_inline_bytes) {
+  } else {
+    const auto found = landings_.find(landing);
     delivering_.push_back(delivery_step{job, std::move(found->second)});
+    landings_.erase(found);
   }
-  landings_.erase(found);
   trace_.record(network_trace::hop::to_agent, op);
 }
 
