@@ -59,6 +59,13 @@ __device__ inline target_route notify_route_to(dcuda_state& gst, int world_rank)
   return to;
 }
 
+// The world rank of `rank` in a window's communicator (`on_world`: DCUDA_COMM_WORLD), from state
+// values already loaded: checked_put_route and early_put_ticket must agree on it, since the early
+// ticket is taken for the route the checks then find.
+__device__ inline int window_target_rank(bool on_world, int rank, int rank_start) {
+  return on_world ? rank : rank + rank_start;
+}
+
 struct put_route {
   void* destination;  // meaningless on the network path
   int target;         // world rank
@@ -117,7 +124,7 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   const int cached_target = gst.put_route_cache.target;
 
   put_route route{};
-  route.target = on_world ? rank : rank + rank_start;
+  route.target = window_target_rank(on_world, rank, rank_start);
   route.slot = slot;
   route.cache_miss = cached_window != win || cached_target != route.target;
   if (!route.cache_miss) {
@@ -218,7 +225,7 @@ __device__ inline held_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
   const int cached_target = owner_read(gst.put_route_cache.target);
   const std::uint32_t ring_slot = owner_read(gst.put_route_cache.ring_slot);
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
-  const int target = (world_windows >> slot & 1u) != 0u ? rank : rank + rank_start;
+  const int target = window_target_rank((world_windows >> slot & 1u) != 0u, rank, rank_start);
   if (win != cached_window || target != cached_target) return {};
   held_ticket ticket{};
   if (cached_path == static_cast<std::uint32_t>(protocol::route::peer) &&
