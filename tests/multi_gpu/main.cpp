@@ -1,9 +1,16 @@
 // The multi-GPU tests: one process per GPU under mpirun. Without a GPU for every process of the
 // node the suite prints "SKIP: ..." (CTest reports it skipped) and runs nothing.
+//
+// DCUDA_TEST_SHARE_GPUS=1 runs more processes than the node has GPUs: process i takes GPU
+// i % GPUs (DCUDA_DEVICE), and the processes of one GPU reach each other by the peer path like
+// processes of different GPUs (CUDA IPC; the GPU time-slices their persistent kernels). That is how
+// a machine with 2 GPUs runs the peer rings of 3 and 4 processes (several rings per rank).
 #include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "mpi_test_main.h"
 
@@ -13,19 +20,25 @@ int main(int argc, char** argv) {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int processes_here = 0;
+  int index_here = 0;
   MPI_Comm_size(node, &processes_here);
+  MPI_Comm_rank(node, &index_here);
   MPI_Comm_free(&node);
   int gpus = 0;
   const cudaError_t status = cudaGetDeviceCount(&gpus);
-  int enough = status == cudaSuccess && gpus >= processes_here ? 1 : 0;
+  const char* share = std::getenv("DCUDA_TEST_SHARE_GPUS");
+  const bool share_gpus = share != nullptr && std::string(share) == "1";
+  int enough = status == cudaSuccess && (share_gpus ? gpus >= 1 : gpus >= processes_here) ? 1 : 0;
+  if (enough == 1 && share_gpus) {
+    setenv("DCUDA_DEVICE", std::to_string(index_here % gpus).c_str(), 1);
+  }
   MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (enough == 0) {
     if (mpi_test::process_index() == 0) {
-      std::printf(
-          "SKIP: multi_gpu_tests: needs one GPU per process: %d processes on this node, "
-          "%d GPU(s) (%s)\n",
-          processes_here, status == cudaSuccess ? gpus : 0,
-          status == cudaSuccess ? "cudaGetDeviceCount" : cudaGetErrorString(status));
+      std::printf("SKIP: multi_gpu_tests: needs %s: %d processes on this node, %d GPU(s) (%s)\n",
+                  share_gpus ? "a GPU (DCUDA_TEST_SHARE_GPUS=1)" : "one GPU per process",
+                  processes_here, status == cudaSuccess ? gpus : 0,
+                  status == cudaSuccess ? "cudaGetDeviceCount" : cudaGetErrorString(status));
     }
     MPI_Finalize();
     return 0;
