@@ -49,10 +49,7 @@ __device__ inline held_ticket take_channel_ticket(const protocol::channel_view& 
   held_ticket taken;
   taken.seen = protocol::device_atomic<std::uint32_t>(*channel.consumed_seen)
                    .load(cuda::memory_order_relaxed);
-  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
-               : "=r"(taken.ticket)
-               : "l"(channel.ticket), "r"(lane_ticket_increment())
-               : "memory");
+  taken.ticket = take_ticket_from(channel.ticket);
   taken.held = true;
   return taken;
 }

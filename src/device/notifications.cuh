@@ -65,7 +65,7 @@ __device__ inline void check_notification_args(const dcuda_state& gst, protocol:
 
 __device__ inline int dcuda_test_notifications(dcuda_state& gst, int tag, int count) {
   using namespace dcuda;
-  asm volatile("" : "+r"(tag), "+r"(count));  // as in dcuda_put_notify: nothing hoisted, no spill
+  device::opaque_arguments(tag, count);
   device::enter_collective(gst.ctx, protocol::call::test_notifications);
   device::check_notification_args(gst, protocol::call::test_notifications, tag, count);
   if (threadIdx.x == 0) {
@@ -85,7 +85,7 @@ __device__ inline int dcuda_test_notifications(dcuda_state& gst, int tag, int co
 
 __device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int count) {
   using namespace dcuda;
-  asm volatile("" : "+r"(tag), "+r"(count));  // as in dcuda_put_notify: nothing hoisted, no spill
+  device::opaque_arguments(tag, count);
   device::enter_collective(gst.ctx, protocol::call::wait_notifications);
   device::check_notification_args(gst, protocol::call::wait_notifications, tag, count);
   if (threadIdx.x == 0) {

@@ -317,7 +317,7 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
 __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int offset, int size,
                                  void* buffer) {
   using namespace dcuda;
-  asm volatile("" : "+r"(win), "+r"(rank), "+r"(offset), "+r"(size));  // see dcuda_put_notify
+  device::opaque_arguments(win, rank, offset, size);
   device::enter_collective(gst.ctx, protocol::call::put);
   const device::put_route route =
       device::checked_put_route(gst, protocol::call::put, win, rank, offset, size, buffer);
@@ -327,11 +327,7 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
 __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
                                         int size, void* buffer, int tag) {
   using namespace dcuda;
-  // Opaque to the compiler: what the call derives from its arguments (the record's fields, the
-  // window's slot) is then computed in the call, not once before a loop that calls it with the
-  // same arguments, where it would stay live across the whole loop and spill to local memory,
-  // whose loads then sit on the latency path (docs/performance.md, "Peer latency").
-  asm volatile("" : "+r"(win), "+r"(rank), "+r"(offset), "+r"(size), "+r"(tag));
+  device::opaque_arguments(win, rank, offset, size, tag);
   const device::held_ticket early = device::early_put_ticket(gst, win, rank, size, buffer);
   device::enter_collective(gst.ctx, protocol::call::put_notify);
   device::check_tag(gst, protocol::call::put_notify, tag);
@@ -343,7 +339,7 @@ __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int ran
 
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
   using namespace dcuda;
-  asm volatile("" : "+r"(rank), "+r"(tag));  // as in dcuda_put_notify: nothing hoisted, no spill
+  device::opaque_arguments(rank, tag);
   const int target = device::world_rank_of(gst, comm, rank);
   const device::held_ticket early = device::early_notify_ticket(gst, target);
   device::enter_collective(gst.ctx, protocol::call::notify);

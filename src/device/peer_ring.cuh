@@ -52,10 +52,7 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
 __device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
   held_ticket taken;
   taken.seen = ring_detail::load_relaxed_system(gst.ring_taken_here + slot);
-  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
-               : "=r"(taken.ticket)
-               : "l"(gst.ring_tails + slot), "r"(lane_ticket_increment())
-               : "memory");
+  taken.ticket = take_ticket_from(gst.ring_tails + slot);
   taken.held = true;
   return taken;
 }

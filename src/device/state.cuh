@@ -116,4 +116,31 @@ __device__ inline std::uint32_t lane_ticket_increment() {
   return lane + 1u;
 }
 
+// The ticket atomic of a peer ring or of the command channel (thread 0): the counter's value
+// before this rank's increment.
+__device__ inline std::uint32_t take_ticket_from(std::uint32_t* counter) {
+  std::uint32_t ticket;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(ticket)
+               : "l"(counter), "r"(lane_ticket_increment())
+               : "memory");
+  return ticket;
+}
+
+// Makes the caller's arguments opaque to the compiler (an empty asm that "changes" them; no
+// instruction): what a dcuda call derives from its arguments is then computed in the call, not
+// once before a loop that calls it with the same arguments, where it would stay live across the
+// whole loop and spill to local memory, whose loads then sit on the latency path
+// (docs/performance.md, "Peer latency").
+// One asm for all of a call's arguments (separate ones would order the values among themselves).
+__device__ inline void opaque_arguments(int& a, int& b) {
+  asm volatile("" : "+r"(a), "+r"(b));
+}
+__device__ inline void opaque_arguments(int& a, int& b, int& c, int& d) {
+  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+}
+__device__ inline void opaque_arguments(int& a, int& b, int& c, int& d, int& e) {
+  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e));
+}
+
 }  // namespace dcuda::device
