@@ -40,6 +40,14 @@ enum signal_kind : int {
   ring_take,       // + acquire poll of the head that also loads a counter; the receiver lands
                    //   the payload in its window and stores `taken` on the sender's GPU
   ring_take_call,  // ring_take with the take in a __noinline__ function (as the branch had it)
+  // Does the receiver's poll period matter? The LL 16 B record polled with more loads in flight:
+  ll16_same_line_x2,  // two loads of the one line in flight, examined in turn
+  ll16_two_lines,     // the sender stores the record on two lines; a load of each in flight
+  ll16_four_lines,    // the same with four lines
+  ll16_with_counter,  // each poll also loads a counter on another line of this GPU (as dcuda's)
+  ll16_spaced_128,    // 128 cycles between polls
+  ll16_spaced_256,    // 256 cycles between polls
+  ll16_spaced_512,    // 512 cycles between polls
   kinds
 };
 const char* const names[kinds] = {"flag st.relaxed.sys",
@@ -57,7 +65,14 @@ const char* const names[kinds] = {"flag st.relaxed.sys",
                                   "ring: local ticket + 16 B record",
                                   "ring: + payload/taken loads, room check",
                                   "ring: + acquire poll w/ counter, land, taken",
-                                  "ring: as above, take out of line"};
+                                  "ring: as above, take out of line",
+                                  "LL 16 B, 2 polls of one line in flight",
+                                  "LL 16 B on 2 lines, a poll of each in flight",
+                                  "LL 16 B on 4 lines, a poll of each in flight",
+                                  "LL 16 B, each poll with a counter load",
+                                  "LL 16 B, 128 cycles between polls",
+                                  "LL 16 B, 256 cycles between polls",
+                                  "LL 16 B, 512 cycles between polls"};
 
 enum poll_kind : int {
   poll_relaxed_then_acquire,
@@ -148,6 +163,24 @@ __device__ void signal(int kind, const side& s, unsigned message) {
                    "r"(message)
                    : "memory");
       break;
+    case ll16_four_lines:
+      for (int line = 2; line < 4; ++line) {
+        asm volatile(
+            "st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(flag + 4 + 32 * line),
+            "r"(message), "r"(message), "r"(message), "r"(message)
+            : "memory");
+      }
+      [[fallthrough]];
+    case ll16_two_lines:
+      asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(flag + 4 + 32),
+                   "r"(message), "r"(message), "r"(message), "r"(message)
+                   : "memory");
+      [[fallthrough]];
+    case ll16_same_line_x2:
+    case ll16_with_counter:
+    case ll16_spaced_128:
+    case ll16_spaced_256:
+    case ll16_spaced_512:
     case ll16:
       asm volatile("st.relaxed.sys.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(flag + 4),
                    "r"(message), "r"(message), "r"(message), "r"(message)
@@ -253,9 +286,62 @@ __device__ unsigned wait_for_ring(int kind, const side& s, unsigned message) {
   return payload + (counter_sum == 0xffffffffu);
 }
 
+__device__ inline void issue_ll16(const unsigned* where, unsigned (&w)[4]) {
+  asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+               : "l"(where)
+               : "memory");
+}
+
+// `lines` LL records 128 B apart (or one line polled `lines` times), a load of each in flight;
+// the loads are examined in the order issued, and each is issued again once examined.
+template <int lines>
+__device__ unsigned wait_for_ll16_pipelined(const unsigned* flag, bool same_line,
+                                            unsigned message) {
+  unsigned w[lines][4];
+#pragma unroll
+  for (int i = 0; i < lines; ++i) issue_ll16(flag + 4 + (same_line ? 0 : 32 * i), w[i]);
+  while (true) {
+#pragma unroll
+    for (int i = 0; i < lines; ++i) {
+      if (w[i][1] == message && w[i][3] == message) return w[i][0];
+      issue_ll16(flag + 4 + (same_line ? 0 : 32 * i), w[i]);
+    }
+  }
+}
+
 // Waits for message number `message`; returns the payload seen with it.
 __device__ unsigned wait_for(int kind, int poll, const side& s, unsigned message) {
-  if (kind >= ring_ticket) return wait_for_ring(kind, s, message);
+  if (kind == ll16_same_line_x2) return wait_for_ll16_pipelined<2>(s.my_flag, true, message);
+  if (kind == ll16_two_lines) return wait_for_ll16_pipelined<2>(s.my_flag, false, message);
+  if (kind == ll16_four_lines) return wait_for_ll16_pipelined<4>(s.my_flag, false, message);
+  if (kind >= ring_ticket && kind <= ring_take_call) return wait_for_ring(kind, s, message);
+  if (kind >= ll16_with_counter) {
+    const long long spacing = kind == ll16_spaced_128   ? 128
+                              : kind == ll16_spaced_256 ? 256
+                              : kind == ll16_spaced_512 ? 512
+                                                        : 0;
+    unsigned w[4];
+    unsigned counter_sum = 0;
+    while (true) {
+      if (kind == ll16_with_counter) {
+        unsigned counter;
+        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"
+                     : "=r"(counter)
+                     : "l"(s.ticket + 64)
+                     : "memory");
+        counter_sum += counter;
+      }
+      issue_ll16(s.my_flag + 4, w);
+      if (w[1] == message && w[3] == message) break;
+      if (spacing != 0) {
+        const long long until = clock64() + spacing;
+        while (clock64() < until) {
+        }
+      }
+    }
+    return w[0] + (counter_sum == 0xffffffffu);
+  }
   const unsigned* flag = s.my_flag;
   if (kind == ll8) {
     unsigned a, b;
@@ -333,7 +419,97 @@ __global__ void ping_pong(side s, int kind, int poll, int first, int iterations,
   }
 }
 
+// Cycles per step of a dependent chain on thread 0 (the others wait at the end): what one
+// round trip to each level costs, to read the ping-pong's figures against.
+enum chain_kind : int {
+  chain_ld_relaxed_sys,
+  chain_ld_relaxed_gpu,
+  chain_ld_weak,
+  chain_atom_gpu,
+  chain_ld_shared,
+  chain_barrier,
+  chain_kinds
+};
+const char* const chain_names[chain_kinds] = {
+    "ld.relaxed.sys (own GPU memory)",  "ld.relaxed.gpu", "ld.global (weak, L1 hit)",
+    "atom.add.relaxed.gpu (returning)", "ld.shared",      "__syncthreads, 512 threads"};
+
+template <int kind>
+__global__ void chain_kernel(unsigned* memory, int steps, long long* cycles) {
+  __shared__ unsigned shared_words[64];
+  if (threadIdx.x < 64) shared_words[threadIdx.x] = 0;
+  __syncthreads();
+  unsigned index = 0;
+  long long start = clock64();
+  for (int i = 0; i < steps; ++i) {
+    if (kind == chain_barrier) {
+      __syncthreads();
+      continue;
+    }
+    if (threadIdx.x != 0) continue;
+    unsigned value = 0;
+    if constexpr (kind == chain_ld_relaxed_sys) {
+      asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(memory + index));
+    } else if constexpr (kind == chain_ld_relaxed_gpu) {
+      asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(memory + index));
+    } else if constexpr (kind == chain_ld_weak) {
+      asm volatile("ld.global.u32 %0, [%1];" : "=r"(value) : "l"(memory + index));
+    } else if constexpr (kind == chain_atom_gpu) {
+      asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 0;"
+                   : "=r"(value)
+                   : "l"(memory + index));
+    } else if constexpr (kind == chain_ld_shared) {
+      value = *static_cast<volatile unsigned*>(shared_words + index);
+    }
+    index = value & 7u;  // the memory holds zeros: the next address depends on this load
+  }
+  const long long elapsed = clock64() - start;
+  if (threadIdx.x == 0) *cycles = elapsed + index;
+}
+
+void print_chains() {
+  CK(cudaSetDevice(0));
+  unsigned* memory;
+  long long* cycles;
+  CK(cudaMalloc(&memory, 4096));
+  CK(cudaMemset(memory, 0, 4096));
+  CK(cudaMalloc(&cycles, sizeof(long long)));
+  const int steps = 10000;
+  std::printf("# dependent chains on thread 0, cycles per step (%d steps)\n", steps);
+  for (int kind = 0; kind < chain_kinds; ++kind) {
+    long long result = 0;
+    for (int run = 0; run < 2; ++run) {  // the first run warms up
+      switch (kind) {
+        case chain_ld_relaxed_sys:
+          chain_kernel<chain_ld_relaxed_sys><<<1, 512>>>(memory, steps, cycles);
+          break;
+        case chain_ld_relaxed_gpu:
+          chain_kernel<chain_ld_relaxed_gpu><<<1, 512>>>(memory, steps, cycles);
+          break;
+        case chain_ld_weak:
+          chain_kernel<chain_ld_weak><<<1, 512>>>(memory, steps, cycles);
+          break;
+        case chain_atom_gpu:
+          chain_kernel<chain_atom_gpu><<<1, 512>>>(memory, steps, cycles);
+          break;
+        case chain_ld_shared:
+          chain_kernel<chain_ld_shared><<<1, 512>>>(memory, steps, cycles);
+          break;
+        default:
+          chain_kernel<chain_barrier><<<1, 512>>>(memory, steps, cycles);
+      }
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(&result, cycles, sizeof result, cudaMemcpyDeviceToHost));
+    }
+    std::printf("%-40s %8.1f\n", chain_names[kind], static_cast<double>(result) / steps);
+  }
+  CK(cudaFree(memory));
+  CK(cudaFree(cycles));
+}
+
 int main() {
+  print_chains();
   int count = 0;
   CK(cudaGetDeviceCount(&count));
   if (count < 2) {
@@ -350,7 +526,7 @@ int main() {
   for (int d = 0; d < 2; ++d) {
     CK(cudaSetDevice(d));
     CK(cudaDeviceEnablePeerAccess(1 - d, 0));
-    CK(cudaMalloc(&line[d], 256));
+    CK(cudaMalloc(&line[d], 1024));
     CK(cudaMalloc(&ticket[d], 256));
     CK(cudaMalloc(&ring[d], 256 * 16));
     CK(cudaMalloc(&taken[d], 256));
@@ -367,6 +543,9 @@ int main() {
     for (int poll = 0; poll < 4; ++poll) {
       const bool flag_kind =
           kind != ll8 && kind != ll16 && kind != local_ticket_ll16 && kind < ring_ticket;
+      if (kind < ll16_same_line_x2 && std::getenv("PROBE_NEW_ONLY") != nullptr && kind != ll16 &&
+          kind != ring_take)
+        continue;
       const bool dcuda_like =
           kind == payload_red_release || kind == loaded_payload_red_release || kind == red_release;
       if (poll == poll_gpu_relaxed_then_acquire ? !dcuda_like
@@ -379,7 +558,7 @@ int main() {
         for (int run = 0; run < 5; ++run) {
           for (int d = 0; d < 2; ++d) {
             CK(cudaSetDevice(d));
-            CK(cudaMemset(line[d], 0, 256));
+            CK(cudaMemset(line[d], 0, 1024));
             CK(cudaMemset(ticket[d], 0, 256));
             CK(cudaMemset(ring[d], 0, 256 * 16));
             CK(cudaMemset(taken[d], 0, 256));

@@ -106,6 +106,22 @@ __device__ __noinline__ inline void report_bad_target(const dcuda_state& gst, pr
   check_rank(gst, call, window_comm(gst, slot), rank);
 }
 
+// Whether a put's arguments are wrong, given whether its window and rank are (`target_known`)
+// and the window entries of the target and of this rank. Window sizes are ints
+// (dcuda_win_create), so 32-bit arithmetic covers every valid range; (offset | size) < 0 catches
+// either being negative. One condition, so that the fast path tests it with one branch.
+__device__ inline bool put_arguments_bad(bool target_known, dcuda_win win, int offset, int size,
+                                         const void* buffer, const protocol::window_entry& remote,
+                                         const protocol::window_entry& own) {
+  const auto remote_size = static_cast<std::uint32_t>(remote.size);
+  const std::uint64_t source_offset = reinterpret_cast<std::uint64_t>(buffer) - own.base;
+  return !target_known || (offset | size) < 0 ||
+         remote.generation != protocol::window_generation(win) ||
+         static_cast<std::uint32_t>(offset) > remote_size ||
+         static_cast<std::uint32_t>(size) > remote_size - static_cast<std::uint32_t>(offset) ||
+         source_offset > own.size || static_cast<std::uint64_t>(size) > own.size - source_offset;
+}
+
 // Checks the arguments of a put and finds the target address: from the cache in dcuda_state when
 // the put goes where the last one went, otherwise from the window table (both entries loaded
 // before either is used, so the two global loads overlap). On one warp's critical path every
@@ -146,18 +162,7 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
     route.remote = window_of(gst, slot, route.target);
     route.to = route_to(gst, route.target);
   }
-  // Window sizes are ints (dcuda_win_create), so 32-bit arithmetic covers every valid range;
-  // (offset | size) < 0 catches either being negative.
-  const auto remote_size = static_cast<std::uint32_t>(route.remote.size);
-  const std::uint64_t source_offset = reinterpret_cast<std::uint64_t>(buffer) - route.own.base;
-  const bool bad =
-      !target_known || (offset | size) < 0 ||
-      route.remote.generation != protocol::window_generation(win) ||
-      static_cast<std::uint32_t>(offset) > remote_size ||
-      static_cast<std::uint32_t>(size) > remote_size - static_cast<std::uint32_t>(offset) ||
-      source_offset > route.own.size ||
-      static_cast<std::uint64_t>(size) > route.own.size - source_offset;
-  if (bad) {
+  if (put_arguments_bad(target_known, win, offset, size, buffer, route.remote, route.own)) {
     report_bad_target(gst, call, win, rank);
     report_bad_put(gst, call, win, rank, offset, size, buffer, route.remote.generation,
                    route.remote.size, route.own.base, route.own.size);
@@ -224,6 +229,8 @@ __device__ inline held_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
   const int rank_start = owner_read(gst.rank_start);
   const int cached_target = owner_read(gst.put_route_cache.target);
   const std::uint32_t ring_slot = owner_read(gst.put_route_cache.ring_slot);
+  const std::uint32_t* const ring_taken_here = owner_read(gst.ring_taken_here);
+  std::uint32_t* const ring_tails = owner_read(gst.ring_tails);
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   const int target = window_target_rank((world_windows >> slot & 1u) != 0u, rank, rank_start);
   if (win != cached_window || target != cached_target) return {};
@@ -231,7 +238,7 @@ __device__ inline held_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
   if (cached_path == static_cast<std::uint32_t>(protocol::route::peer) &&
       static_cast<unsigned>(size) <= static_cast<unsigned>(protocol::ring_payload_limit) &&
       fence_owed == 0u) {
-    ticket = take_ring_ticket(gst, ring_slot);
+    ticket = take_ring_ticket(ring_taken_here, ring_tails, ring_slot);
   } else if (cached_path == static_cast<std::uint32_t>(protocol::route::network) &&
              static_cast<unsigned>(size) <=
                  static_cast<unsigned>(protocol::compact_payload_bytes)) {
@@ -287,10 +294,12 @@ inline constexpr int single_thread_put_limit = 16;
 
 // A put or put_notify: stores by the rank itself, or a message to the proxy. `early`: thread 0's
 // ticket from early_put_ticket (the put then takes a latency path: peer ring or compact entry).
+// `sent`: thread 0 has sent the put already (send_cached_carried_put); it only meets the others
+// at the barrier of the small puts' path, which they take for that put too.
 __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win,
                                  const put_route& route, int offset, int size, void* buffer,
-                                 bool notify, int tag, held_ticket early = {}) {
-  const protocol::route path = route.to.path;
+                                 bool notify, int tag, held_ticket early = {}, bool sent = false) {
+  const protocol::route path = sent ? protocol::route::peer : route.to.path;
   if (path == protocol::route::network) {
     send_remote_operation(
         gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
@@ -298,8 +307,11 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
   } else if (size <= single_thread_put_limit) {
     // The latency path: thread 0 stores and notifies; the barrier after it is off the critical
     // path.
-    if (threadIdx.x == 0) thread_put(gst, call, route, offset, size, buffer, notify, tag, early);
-    __syncthreads();  // complete on return: thread 0 has read the buffer, the caller may reuse it
+    if (threadIdx.x == 0 && !sent) {
+      thread_put(gst, call, route, offset, size, buffer, notify, tag, early);
+    }
+    __syncthreads();   // complete on return: thread 0 has read the buffer, the caller may reuse it
+    if (sent) return;  // thread 0 made no route to remember
   } else {
     block_copy(route.destination, buffer, static_cast<std::uint64_t>(size));
     __syncthreads();  // complete on return: the caller may reuse its buffer at once
@@ -310,6 +322,52 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
     }
   }
   remember_route(gst, win, route);
+}
+
+// Thread 0's whole put_notify when early_put_ticket took a ring ticket: the cache showed that
+// the put goes where the last one went, to another GPU of the node, with a payload the record
+// carries and no fence owed. The arguments are checked against the cached entries with one
+// branch (on failure the general checks report the precise complaint), then the payload is read
+// and the record stored: on the peer ping-pong this is the latency path, and each branch and
+// dependent load of the general path (checked_put_route, put_along, thread_put) costs it time.
+// The other threads of the rank go through the general path, which for this put only meets the
+// barrier after it.
+__device__ inline void send_cached_carried_put(dcuda_state& gst, dcuda_win win, int rank,
+                                               int offset, int size, const void* buffer, int tag,
+                                               held_ticket ticket) {
+  constexpr protocol::call call = protocol::call::put_notify;
+  const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
+  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
+  const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
+  // Bitwise, not short-circuit: every load is issued at once and one branch tests them all.
+  const bool target_known =
+      protocol::window_handle_well_formed(win) & ((gst.windows_in_use >> slot & 1u) != 0u) &
+      (gst.generation[slot] == protocol::window_generation(win)) &
+      (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks)) &
+      (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
+  const protocol::window_entry remote{gst.cached_target_base, gst.cached_target_size,
+                                      protocol::window_generation(win), 0, 0};
+  const protocol::window_entry own{gst.cached_own_base, gst.cached_own_size, 0, 0, 0};
+  // The payload is read while the other checks are still being computed: its load is the longest
+  // step here. It reads the caller's buffer only once the buffer is known to lie in this rank's
+  // window (0 <= size <= 4 here), otherwise this rank's state in shared memory, so that a bad
+  // buffer stops the run with the checks' message below and never faults in this load.
+  const std::uint64_t source_offset = reinterpret_cast<std::uint64_t>(buffer) - own.base;
+  const bool source_inside =
+      (source_offset <= own.size) & (static_cast<std::uint64_t>(size) <= own.size - source_offset);
+  const std::uint32_t payload =
+      ring_detail::gather_payload(source_inside ? buffer : static_cast<const void*>(&gst), size);
+  if (put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
+    check_tag(gst, call, tag);
+    report_bad_target(gst, call, win, rank);
+    report_bad_put(gst, call, win, rank, offset, size, buffer, remote.generation, remote.size,
+                   own.base, own.size);
+  }
+  ensure_ring_room(gst, call, gst.put_route_cache.ring_slot, ticket);
+  // Read after the (rarely taken) wait for room, so that the pointer is not held, and spilled,
+  // across that call.
+  char* const ring = owner_read(gst.put_route_cache.ring);
+  write_ring_record(ring, ticket.ticket, carried_record(tag, payload, size, offset, slot));
 }
 
 }  // namespace dcuda::device
@@ -330,11 +388,19 @@ __device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int ran
   device::opaque_arguments(win, rank, offset, size, tag);
   const device::held_ticket early = device::early_put_ticket(gst, win, rank, size, buffer);
   device::enter_collective(gst.ctx, protocol::call::put_notify);
-  device::check_tag(gst, protocol::call::put_notify, tag);
-  const device::put_route route =
-      device::checked_put_route(gst, protocol::call::put_notify, win, rank, offset, size, buffer);
+  // Thread 0 alone may have sent it already (it alone holds a ticket); the rank then meets at
+  // put_along's barrier, one call site for every thread.
+  const bool sent = early.held && early.ring;
+  device::put_route route;  // thread 0's, once sent, is never read (put_along)
+  if (sent) {
+    device::send_cached_carried_put(gst, win, rank, offset, size, buffer, tag, early);
+  } else {
+    device::check_tag(gst, protocol::call::put_notify, tag);
+    route =
+        device::checked_put_route(gst, protocol::call::put_notify, win, rank, offset, size, buffer);
+  }
   device::put_along(gst, protocol::call::put_notify, win, route, offset, size, buffer, true, tag,
-                    early);
+                    early, sent);
 }
 
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {

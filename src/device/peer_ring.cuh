@@ -49,12 +49,45 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
 // Takes the next ticket of the target's ring (`slot`: the target in this GPU's tails and taken).
 // The load of `taken` is issued before the atomic, so the two are in flight together. Thread 0
 // only.
-__device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
+__device__ inline held_ticket take_ring_ticket(const std::uint32_t* taken_here,
+                                               std::uint32_t* tails, std::uint32_t slot) {
   held_ticket taken;
-  taken.seen = ring_detail::load_relaxed_system(gst.ring_taken_here + slot);
-  taken.ticket = take_ticket_from(gst.ring_tails + slot);
+  taken.seen = ring_detail::load_relaxed_system(taken_here + slot);
+  taken.ticket = take_ticket_from(tails + slot);
   taken.held = true;
+  taken.ring = true;
   return taken;
+}
+__device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
+  return take_ring_ticket(gst.ring_taken_here, gst.ring_tails, slot);
+}
+
+// The record with `ticket` in the target's ring, whose slot has room: one 16-byte store.
+__device__ inline void write_ring_record(char* ring, std::uint32_t ticket,
+                                         const protocol::ring_record& record) {
+  const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
+                   ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
+               "l"(words.first), "l"(words.second)
+               : "memory");
+}
+
+// Waits, when `ticket` showed no room in the ring of target `slot`, until there is.
+__device__ inline void ensure_ring_room(dcuda_state& gst, protocol::call call, std::uint32_t slot,
+                                        const held_ticket& ticket) {
+  if (!protocol::ring_has_room(ticket.ticket, ticket.seen)) {
+    wait_for_ring_room(gst, call, slot, ticket.ticket, gst.ring_taken_here + slot);
+  }
+}
+
+// Sends `record` in the target's ring once no fence is owed: the ticket (taken here when none is
+// held), room in the ring, the record.
+__device__ inline void store_ring_record(dcuda_state& gst, protocol::call call, char* ring,
+                                         std::uint32_t slot, const protocol::ring_record& record,
+                                         held_ticket ticket) {
+  if (!ticket.held) ticket = take_ring_ticket(gst, slot);
+  ensure_ring_room(gst, call, slot, ticket);
+  write_ring_record(ring, ticket.ticket, record);
 }
 
 // Sends `record` in the target's ring with `ticket` (taken here when none is held). `fence`:
@@ -68,15 +101,7 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
     gst.peer_fence_owed = 0;
     record.fenced = true;
   }
-  if (!ticket.held) ticket = take_ring_ticket(gst, slot);
-  if (!protocol::ring_has_room(ticket.ticket, ticket.seen)) {
-    wait_for_ring_room(gst, call, slot, ticket.ticket, gst.ring_taken_here + slot);
-  }
-  const protocol::ring_words words = protocol::encode_ring_record(record, ticket.ticket);
-  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
-                   ring + protocol::ring_slot(ticket.ticket) * protocol::ring_record_bytes),
-               "l"(words.first), "l"(words.second)
-               : "memory");
+  store_ring_record(gst, call, ring, slot, record, ticket);
 }
 
 // A record without a payload to a rank on another GPU of the node (dcuda_notify, and the
@@ -91,20 +116,28 @@ __device__ __noinline__ inline void send_ring_notification(
                    held_ticket{early_ticket, early_seen, early_held});
 }
 
-// The latency path of a put_notify to another GPU: its `size` (at most
-// protocol::ring_payload_limit) bytes travel in the record, which needs no fence (the caller
-// checked that none is owed). Inline: an out-of-line call costs its argument and register traffic
-// through local memory.
+// The record of a put_notify to another GPU whose `size` (at most protocol::ring_payload_limit)
+// bytes, `payload`, travel in it: such a record needs no fence (the caller checked that none is
+// owed, so it is not tested again).
+__device__ inline protocol::ring_record carried_record(int tag, std::uint32_t payload, int size,
+                                                       int offset, int window_slot) {
+  return {payload,
+          static_cast<std::uint32_t>(offset),
+          static_cast<std::uint8_t>(tag),
+          static_cast<std::uint8_t>(window_slot),
+          static_cast<std::uint8_t>(size),
+          false};
+}
+
+// The latency path of a put_notify to another GPU, reading the payload from `buffer`. Inline: an
+// out-of-line call costs its argument and register traffic through local memory.
 __device__ inline void send_carried_put(dcuda_state& gst, protocol::call call, char* ring,
                                         std::uint32_t slot, int tag, const void* buffer, int size,
                                         int offset, int window_slot, held_ticket ticket) {
-  const protocol::ring_record record{ring_detail::gather_payload(buffer, size),
-                                     static_cast<std::uint32_t>(offset),
-                                     static_cast<std::uint8_t>(tag),
-                                     static_cast<std::uint8_t>(window_slot),
-                                     static_cast<std::uint8_t>(size),
-                                     false};
-  send_ring_record(gst, call, ring, slot, record, false, ticket);
+  store_ring_record(
+      gst, call, ring, slot,
+      carried_record(tag, ring_detail::gather_payload(buffer, size), size, offset, window_slot),
+      ticket);
 }
 
 }  // namespace dcuda::device

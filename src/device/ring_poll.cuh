@@ -55,36 +55,47 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
          protocol::ring_slot(gst.ring_head[peer]) * protocol::ring_record_bytes;
 }
 
+// What taking a record did: whether it was taken, and its tag (meaningful when taken).
+struct taken_record {
+  bool taken;
+  std::uint32_t tag;
+};
+
 // Takes the complete record `words` found at the head of ring `peer`: lands its payload, counts
 // its notification (by owing one less) and tells the sending GPU how far the ring is taken.
-// Returns whether it took it. Inline: taking the record is on the latency path, and an
-// out-of-line call saves and restores registers through local memory.
-__device__ inline bool take_head(dcuda_state& gst, std::uint32_t peer, std::uint64_t first,
-                                 std::uint64_t second) {
-  const std::uint32_t head = gst.ring_head[peer];
+// Inline: taking the record is on the latency path, and an out-of-line call saves and restores
+// registers through local memory. The state it needs is read first, every load at once, and
+// tested with one branch: each dependent step here delays the rank's answer to the sender.
+__device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, std::uint64_t first,
+                                         std::uint64_t second) {
   const protocol::ring_record record = protocol::decode_ring_record({first, second});
+  const std::uint32_t head = owner_read(gst.ring_head[peer]);
+  const std::uint32_t windows_in_use = owner_read(gst.windows_in_use);
+  const std::uint64_t window_base = owner_read(gst.own_window_base[record.window_slot]);
+  const std::uint32_t consumed = owner_read(gst.consumed[record.tag]);
+  std::uint32_t* const taken_position = owner_read(gst.ring_taken[peer]);
   // A sender may put into a window as soon as its own dcuda_win_create returns, while this rank
   // is still inside it (polling its rings in the collective's barrier): a payload for a window
   // this rank does not know yet waits at the head of the ring until it does.
-  if (record.size != 0u && (gst.windows_in_use >> record.window_slot & 1u) == 0u) return false;
-  if (record.size != 0u) {
-    scatter_payload(
-        reinterpret_cast<char*>(gst.own_window_base[record.window_slot]) + record.offset,
-        record.payload, record.size);
+  const bool payload = record.size != 0u;
+  if (payload & ((windows_in_use >> record.window_slot & 1u) == 0u)) return {false, record.tag};
+  if (payload) {
+    scatter_payload(reinterpret_cast<char*>(window_base) + record.offset, record.payload,
+                    record.size);
   }
-  gst.consumed[record.tag] -= 1u;
+  gst.consumed[record.tag] = consumed - 1u;
   gst.ring_head[peer] = head + 1u;
-  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(gst.ring_taken[peer]), "r"(head + 1u)
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(taken_position), "r"(head + 1u)
                : "memory");
-  return true;
+  return {true, record.tag};
 }
 
 // Takes the complete record `words`, loaded (relaxed) from `slot`, the head of ring `peer`. A
 // fenced record follows data the sender stored before it (a regular put): it is read again with
 // acquire before it counts. Any other record follows no data of the sender's that it would need
 // (protocol/peer_ring.h).
-__device__ inline bool take_loaded(dcuda_state& gst, std::uint32_t peer, const char* slot,
-                                   protocol::ring_words words) {
+__device__ inline taken_record take_loaded(dcuda_state& gst, std::uint32_t peer, const char* slot,
+                                           protocol::ring_words words) {
   if (protocol::decode_ring_record(words).fenced) words = load_record<true>(slot);
   return take_head(gst, peer, words.first, words.second);
 }
@@ -95,7 +106,7 @@ __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
   const char* slot = head_slot(gst, peer);
   const protocol::ring_words words = load_record(slot);
   if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
-  return take_loaded(gst, peer, slot, words);
+  return take_loaded(gst, peer, slot, words).taken;
 }
 
 // Several rings (more than two GPUs): the heads are read together (relaxed), and a ring whose head
@@ -117,7 +128,7 @@ __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
     for (std::uint32_t i = 0; i < 4; ++i) {
       const std::uint32_t peer = first + i;
       if (peer < gst.ring_peers && protocol::ring_record_complete(heads[i], gst.ring_head[peer])) {
-        took = take_loaded(gst, peer, slots[i], heads[i]) || took;
+        took = take_loaded(gst, peer, slots[i], heads[i]).taken || took;
       }
     }
   }

@@ -103,7 +103,8 @@ __device__ inline T owner_read(const T& field) {
 struct held_ticket {
   std::uint32_t ticket;
   std::uint32_t seen;
-  bool held;  // false: none taken yet
+  bool held;          // false: none taken yet
+  bool ring = false;  // of a peer ring (otherwise of the command channel)
 };
 
 // The increment of a ticket atomic, written as laneid + 1 (1 on lane 0, the only lane that takes

@@ -3,6 +3,10 @@
 //   missing_collective    process 1 never reaches the world barrier process 0 waits in
 //   mismatched_collective process 0 calls dcuda_comm_barrier while process 1 creates a window
 //   remote_put_outside    a put to a rank of the other process ends outside its window
+//   cached_put_outside    the same after a valid 4-byte put_notify to that rank, so that the bad
+//                         one takes the carried-record fast path (send_cached_carried_put)
+//   cached_source_outside a 4-byte put_notify on that fast path whose source buffer lies outside
+//                         the caller's window (the fast path must not read it)
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -15,7 +19,13 @@
 
 namespace {
 
-enum scenario : int { missing_collective, mismatched_collective, remote_put_outside };
+enum scenario : int {
+  missing_collective,
+  mismatched_collective,
+  remote_put_outside,
+  cached_put_outside,
+  cached_source_outside
+};
 
 struct run_data {
   scenario what;
@@ -45,11 +55,24 @@ __global__ void fault_kernel(dcuda_context_handle dcuda) {
       dcuda_win win;
       dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 64, &win);
     }
-  } else {
+  } else if (run->what == remote_put_outside) {
     dcuda_win win;
     dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 64, &win);
     if (rank == 0) {
       dcuda_put_notify(gst, win, device_size, 60, 8, run->memory, 1);  // 60 + 8 > 64
+    }
+    dcuda_win_free(gst, win);
+  } else {
+    dcuda_win win;
+    unsigned char* own = run->memory + device_rank * 64;
+    dcuda_win_create(gst, DCUDA_COMM_WORLD, own, 64, &win);
+    if (rank == 0) {
+      dcuda_put_notify(gst, win, device_size, 0, 4, own, 1);  // valid: the route is cached
+      if (run->what == cached_put_outside) {
+        dcuda_put_notify(gst, win, device_size, 62, 4, own, 1);  // 62 + 4 > 64
+      } else {
+        dcuda_put_notify(gst, win, device_size, 0, 4, own + 1024, 1);  // not in the window
+      }
     }
     dcuda_win_free(gst, win);
   }
@@ -75,6 +98,8 @@ int main(int argc, char** argv) {
   run_data data{missing_collective, process, nullptr};
   if (name == "mismatched_collective") data.what = mismatched_collective;
   if (name == "remote_put_outside") data.what = remote_put_outside;
+  if (name == "cached_put_outside") data.what = cached_put_outside;
+  if (name == "cached_source_outside") data.what = cached_source_outside;
   dcuda_host_context_handle context = nullptr;
   char cap[] = "--dcuda-ranks-per-device=2";
   char* dcuda_argv[] = {argv[0], cap, nullptr};
