@@ -475,29 +475,16 @@ void print_chains() {
   CK(cudaMemset(memory, 0, 4096));
   CK(cudaMalloc(&cycles, sizeof(long long)));
   const int steps = 10000;
+  using chain_function = void (*)(unsigned*, int, long long*);
+  const chain_function chains[chain_kinds] = {
+      chain_kernel<chain_ld_relaxed_sys>, chain_kernel<chain_ld_relaxed_gpu>,
+      chain_kernel<chain_ld_weak>,        chain_kernel<chain_atom_gpu>,
+      chain_kernel<chain_ld_shared>,      chain_kernel<chain_barrier>};
   std::printf("# dependent chains on thread 0, cycles per step (%d steps)\n", steps);
   for (int kind = 0; kind < chain_kinds; ++kind) {
     long long result = 0;
     for (int run = 0; run < 2; ++run) {  // the first run warms up
-      switch (kind) {
-        case chain_ld_relaxed_sys:
-          chain_kernel<chain_ld_relaxed_sys><<<1, 512>>>(memory, steps, cycles);
-          break;
-        case chain_ld_relaxed_gpu:
-          chain_kernel<chain_ld_relaxed_gpu><<<1, 512>>>(memory, steps, cycles);
-          break;
-        case chain_ld_weak:
-          chain_kernel<chain_ld_weak><<<1, 512>>>(memory, steps, cycles);
-          break;
-        case chain_atom_gpu:
-          chain_kernel<chain_atom_gpu><<<1, 512>>>(memory, steps, cycles);
-          break;
-        case chain_ld_shared:
-          chain_kernel<chain_ld_shared><<<1, 512>>>(memory, steps, cycles);
-          break;
-        default:
-          chain_kernel<chain_barrier><<<1, 512>>>(memory, steps, cycles);
-      }
+      chains[kind]<<<1, 512>>>(memory, steps, cycles);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       CK(cudaMemcpy(&result, cycles, sizeof result, cudaMemcpyDeviceToHost));
