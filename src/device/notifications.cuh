@@ -67,49 +67,42 @@ __device__ inline void acquire_counted_data(dcuda_state& gst, int tag, std::uint
 // publishes a wait that lasts and takes the watchdog's abort): a few hundred microseconds.
 inline constexpr std::uint32_t tight_polls = 1024;
 
-// What wait_on_one_ring saw: the counter value last read, this tag's consumed count (records of
-// the tag taken meanwhile subtracted) and counter_acquired[tag]; or that it handed the wait over.
-struct one_ring_wait {
-  std::uint32_t arrived;
-  std::uint32_t consumed;
-  std::uint32_t acquired;
-  bool handed_over;
-};
-
 // The wait for notifications of a rank with one ring (two GPUs in the node), thread 0 only:
 // every dependent step between a record's arrival and the wait's return is on the latency path
 // of the peer ping-pong, so the poll keeps what it needs in registers (the counter's and the head
 // slot's addresses, the ticket it expects, this tag's consumed count), examines one counter load
-// and one record load per poll, and leaves the bookkeeping of long waits to spin_until. It hands
-// the wait over to spin_until (`handed_over`) after tight_polls polls, and when the head holds a
-// record it may not take yet (a payload for a window this rank does not know).
-__device__ inline one_ring_wait wait_on_one_ring(dcuda_state& gst, int tag, std::uint32_t needed) {
+// and one record load per poll, and leaves the bookkeeping of long waits to spin_until. Returns
+// true when the wait is over (its notifications consumed, their data acquired), false when it
+// hands the wait over to spin_until: after tight_polls polls, and when the head holds a record it
+// may not take yet (a payload for a window this rank does not know).
+__device__ inline bool wait_on_one_ring(dcuda_state& gst, int tag, std::uint32_t needed) {
   const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
                                                       static_cast<std::uint32_t>(tag));
   std::uint32_t* counter = gst.notifications + index;
   std::uint32_t consumed = gst.consumed[tag];
   const std::uint32_t acquired = gst.counter_acquired[tag];
   std::uint32_t polls = 0;
+  std::uint32_t arrived;
   while (true) {
     const std::uint32_t head = gst.ring_head[0];
     const char* slot = ring_detail::head_slot(gst, 0);
-    std::uint32_t arrived;
     protocol::ring_words words;
     do {
-      if (++polls > tight_polls) return {0, 0, 0, true};
+      if (++polls > tight_polls) return false;
       arrived = protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
       words = ring_detail::load_record(slot);
-      if (protocol::notifications_available(arrived, consumed, needed)) {
-        return {arrived, consumed, acquired, false};
-      }
+      // Out of both loops to the one exit below (one copy of it, not two).
+      if (protocol::notifications_available(arrived, consumed, needed)) goto done;
     } while (!protocol::ring_record_complete(words, head));
     const ring_detail::taken_record took = ring_detail::take_loaded(gst, 0, slot, words);
-    if (!took.taken) return {0, 0, 0, true};
+    if (!took.taken) return false;
     if (took.tag == static_cast<std::uint32_t>(tag)) --consumed;
-    if (protocol::notifications_available(arrived, consumed, needed)) {
-      return {arrived, consumed, acquired, false};
-    }
+    if (protocol::notifications_available(arrived, consumed, needed)) break;
   }
+done:
+  acquire_counted_since(gst, tag, arrived, acquired);
+  gst.consumed[tag] = consumed + needed;
+  return true;
 }
 
 __device__ inline void check_notification_args(const dcuda_state& gst, protocol::call call, int tag,
@@ -147,9 +140,8 @@ __device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int c
   device::check_notification_args(gst, protocol::call::wait_notifications, tag, count);
   if (threadIdx.x == 0) {
     const auto needed = static_cast<std::uint32_t>(count);
-    device::one_ring_wait fast{0, 0, 0, true};
-    if (gst.ring_peers == 1u) fast = device::wait_on_one_ring(gst, tag, needed);
-    if (fast.handed_over) {
+    const bool done = gst.ring_peers == 1u && device::wait_on_one_ring(gst, tag, needed);
+    if (!done) {
       std::uint32_t arrived = 0;
       device::spin_until(gst,
                          device::wait_description{protocol::call::wait_notifications,
@@ -164,9 +156,6 @@ __device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int c
                          });
       device::acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
       gst.consumed[tag] += needed;
-    } else {
-      device::acquire_counted_since(gst, tag, fast.arrived, fast.acquired);
-      gst.consumed[tag] = fast.consumed + needed;
     }
   }
   __syncthreads();

@@ -60,14 +60,15 @@ __device__ inline target_route notify_route_to(dcuda_state& gst, int world_rank)
 }
 
 // The world rank of `rank` in a window's communicator (`on_world`: DCUDA_COMM_WORLD), from state
-// values already loaded: checked_put_route and early_put_ticket must agree on it, since the early
-// ticket is taken for the route the checks then find.
+// values already loaded. A window's communicator never changes, so the same window and rank
+// argument always give the same target: early_put_ticket compares those two alone.
 __device__ inline int window_target_rank(bool on_world, int rank, int rank_start) {
   return on_world ? rank : rank + rank_start;
 }
 
 struct put_route {
   void* destination;  // meaningless on the network path
+  int rank;           // the put's rank argument
   int target;         // world rank
   int slot;           // window slot
   target_route to;
@@ -140,6 +141,7 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   const int cached_target = gst.put_route_cache.target;
 
   put_route route{};
+  route.rank = rank;
   route.target = window_target_rank(on_world, rank, rank_start);
   route.slot = slot;
   route.cache_miss = cached_window != win || cached_target != route.target;
@@ -176,6 +178,7 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
 __device__ inline void remember_route(dcuda_state& gst, dcuda_win win, const put_route& route) {
   if (threadIdx.x == 0 && route.cache_miss) {
     gst.cached_window = win;
+    gst.cached_rank = route.rank;
     cache_target_route(gst.put_route_cache, route.target, route.to);
     gst.cached_target_base = route.remote.base;
     gst.cached_target_size = route.remote.size;
@@ -223,17 +226,14 @@ __device__ inline held_ticket early_put_ticket(const dcuda_state& gst, dcuda_win
                                                int size, const void* buffer) {
   if (threadIdx.x != 0) return {};
   const int cached_window = owner_read(gst.cached_window);
+  const int cached_rank = owner_read(gst.cached_rank);
   const std::uint32_t cached_path = owner_read(gst.put_route_cache.path);
   const std::uint32_t fence_owed = owner_read(gst.peer_fence_owed);
-  const std::uint32_t world_windows = owner_read(gst.world_windows);
-  const int rank_start = owner_read(gst.rank_start);
-  const int cached_target = owner_read(gst.put_route_cache.target);
   const std::uint32_t ring_slot = owner_read(gst.put_route_cache.ring_slot);
   const std::uint32_t* const ring_taken_here = owner_read(gst.ring_taken_here);
   std::uint32_t* const ring_tails = owner_read(gst.ring_tails);
-  const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
-  const int target = window_target_rank((world_windows >> slot & 1u) != 0u, rank, rank_start);
-  if (win != cached_window || target != cached_target) return {};
+  // The same window and rank argument mean the same target (a window's communicator is fixed).
+  if (win != cached_window || rank != cached_rank) return {};
   held_ticket ticket{};
   if (cached_path == static_cast<std::uint32_t>(protocol::route::peer) &&
       static_cast<unsigned>(size) <= static_cast<unsigned>(protocol::ring_payload_limit) &&

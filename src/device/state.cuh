@@ -49,7 +49,7 @@ struct dcuda_state {
   // give the window a new handle, so a hit needs no global load. Written by thread 0 between the
   // barriers of a put; read by all threads after the entry barrier of the next one.
   std::int32_t cached_window;  // handle, DCUDA_WIN_NONE when empty
-  std::int32_t cached_pad;
+  std::int32_t cached_rank;    // the put's rank argument (in the window's communicator)
   dcuda_cached_route put_route_cache;
   std::uint64_t cached_target_base;
   std::uint64_t cached_target_size;
