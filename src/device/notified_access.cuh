@@ -107,6 +107,15 @@ __device__ __noinline__ inline void report_bad_target(const dcuda_state& gst, pr
   check_rank(gst, call, window_comm(gst, slot), rank);
 }
 
+// The window entries of the last put's target and of this rank, from the route cache.
+__device__ inline protocol::window_entry cached_remote_entry(const dcuda_state& gst,
+                                                             dcuda_win win) {
+  return {gst.cached_target_base, gst.cached_target_size, protocol::window_generation(win), 0, 0};
+}
+__device__ inline protocol::window_entry cached_own_entry(const dcuda_state& gst) {
+  return {gst.cached_own_base, gst.cached_own_size, 0, 0, 0};
+}
+
 // Whether a put's arguments are wrong, given whether its window and rank are (`target_known`)
 // and the window entries of the target and of this rank. Window sizes are ints
 // (dcuda_win_create), so 32-bit arithmetic covers every valid range; (offset | size) < 0 catches
@@ -147,11 +156,8 @@ __device__ inline put_route checked_put_route(const dcuda_state& gst, protocol::
   route.cache_miss = cached_window != win || cached_target != route.target;
   if (!route.cache_miss) {
     route.to = cached_target_route(gst.put_route_cache);
-    route.own.base = gst.cached_own_base;
-    route.own.size = gst.cached_own_size;
-    route.remote.base = gst.cached_target_base;
-    route.remote.size = gst.cached_target_size;
-    route.remote.generation = protocol::window_generation(win);
+    route.own = cached_own_entry(gst);
+    route.remote = cached_remote_entry(gst, win);
   }
   const bool target_known = protocol::window_handle_well_formed(win) &&
                             (in_use >> slot & 1u) != 0u &&
@@ -345,9 +351,8 @@ __device__ inline void send_cached_carried_put(dcuda_state& gst, dcuda_win win, 
       (gst.generation[slot] == protocol::window_generation(win)) &
       (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks)) &
       (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
-  const protocol::window_entry remote{gst.cached_target_base, gst.cached_target_size,
-                                      protocol::window_generation(win), 0, 0};
-  const protocol::window_entry own{gst.cached_own_base, gst.cached_own_size, 0, 0, 0};
+  const protocol::window_entry remote = cached_remote_entry(gst, win);
+  const protocol::window_entry own = cached_own_entry(gst);
   // The payload is read while the other checks are still being computed: its load is the longest
   // step here. It reads the caller's buffer only once the buffer is known to lie in this rank's
   // window (0 <= size <= 4 here), otherwise this rank's state in shared memory, so that a bad
