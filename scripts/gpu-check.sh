@@ -7,6 +7,9 @@
 # Usage on a lent GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
 # on the submitting machine (the device copy of the tree has no .git).
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
+# DCUDA_CHECK_PART=apps runs the case studies (issue 4) alone: their GPU tests (ctest -L apps),
+# then apps/run_weak_scaling.py on 1, 2, 4 GPUs (as many as the machine has), JSON in
+# $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, DCUDA_APPS_REPEATS the runs).
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
 # 10-minute device call: run remote_bandwidth in a call of its own).
 # DCUDA_CHECK_TRACE=1 adds a run of remote_latency with DCUDA_NETWORK_TRACE and prints where the
@@ -35,6 +38,18 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="
   echo "BUILD FAILED"; exit 1; }
 
 part="${DCUDA_CHECK_PART:-all}"
+if [ "$part" = apps ]; then
+  step "case studies: GPU tests (each version against its CPU reference, 1, 2, 4 processes)"
+  ctest --test-dir build -L apps --output-on-failure -j 1 || status=1
+  gpu_counts=""
+  for count in 1 2 4; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
+  step "case studies: weak scaling on$gpu_counts GPU(s)"
+  python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
+    --apps ${DCUDA_APPS:-stencil} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
+  step "done"
+  echo "gpu-check status: $status (0 = everything passed)"
+  exit $status
+fi
 # --bind-to none: each process's host proxy spins on a thread of its own (README, "Several GPUs").
 mpirun_gpus=(mpirun -np 2 --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
 mpirun_all_gpus=(mpirun -np "$multi_gpu_processes" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)

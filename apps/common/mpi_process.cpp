@@ -1,0 +1,75 @@
+#include "mpi_process.h"
+
+#include <cuda_runtime.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "cuda_resources.h"
+
+void check_mpi(int status, const char* call) {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+mpi_session::mpi_session(int& argc, char**& argv) {
+  int initialised = 0;
+  APP_MPI(MPI_Initialized(&initialised));
+  if (!initialised) {
+    APP_MPI(MPI_Init(&argc, &argv));
+    owns_mpi_ = true;
+  }
+  // Errors come back as codes and go through check_mpi instead of ending the job silently.
+  APP_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  APP_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  APP_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  MPI_Comm node;
+  APP_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  APP_MPI(MPI_Comm_rank(node, &node_rank_));
+  APP_MPI(MPI_Comm_free(&node));
+}
+
+mpi_session::~mpi_session() {
+  if (owns_mpi_) MPI_Finalize();
+}
+
+int select_gpu_by_node_rank(const mpi_session& session) {
+  int devices = 0;
+  APP_CUDA(cudaGetDeviceCount(&devices));
+  if (devices == 0) throw std::runtime_error("cudaGetDeviceCount found no GPU");
+  const int device = session.node_rank() % devices;
+  APP_CUDA(cudaSetDevice(device));
+  return device;
+}
+
+double max_over_processes(double value) {
+  double largest = 0;
+  APP_MPI(MPI_Allreduce(&value, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  return largest;
+}
+
+void abort_with_error(const char* program, const std::string& what) {
+  int rank = 0, initialised = 0, finalised = 0;
+  MPI_Initialized(&initialised);
+  MPI_Finalized(&finalised);
+  if (initialised && !finalised) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "%s: error: process %d: %s\n", program, rank, what.c_str());
+  std::fflush(stderr);
+  if (initialised && !finalised) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+bool mpi_takes_device_buffers() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return MPIX_Query_cuda_support() != 0;
+#else
+  return false;
+#endif
+}

@@ -1,0 +1,56 @@
+// The baselines' process set-up: MPI (initialised here unless the program already did), one GPU
+// per process chosen by the process's rank within its node, and MPI calls checked by name
+// (APP_MPI(MPI_Send(...)) throws std::runtime_error naming the call and MPI's error text).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+void check_mpi(int status, const char* call);
+#define APP_MPI(call) check_mpi((call), #call)
+
+class mpi_session {
+ public:
+  mpi_session(int& argc, char**& argv);  // MPI_Init unless MPI is initialised already
+  ~mpi_session();                        // MPI_Finalize if this object initialised it
+  mpi_session(const mpi_session&) = delete;
+  mpi_session& operator=(const mpi_session&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int node_rank() const { return node_rank_; }  // rank among the processes of this node
+
+ private:
+  bool owns_mpi_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+  int node_rank_ = 0;
+};
+
+// cudaSetDevice(node rank modulo the GPUs of the node); returns the device chosen.
+int select_gpu_by_node_rank(const mpi_session& session);
+
+// The largest of every process's value (on every process).
+double max_over_processes(double value);
+
+// Runs body; an exception ends every process: "<program>: error: <what>" on standard error, then
+// MPI_Abort (or exit, where MPI is not initialised) with status 1.
+template <typename Body>
+int run_or_abort(const char* program, Body&& body);
+
+void abort_with_error(const char* program, const std::string& what);
+
+template <typename Body>
+int run_or_abort(const char* program, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& error) {
+    abort_with_error(program, error.what());
+    return 1;
+  }
+}
+
+// Whether MPI takes device pointers (OpenMPI's MPIX_Query_cuda_support; false where MPI cannot
+// say). The MPI-CUDA baselines stage through pinned host memory otherwise.
+bool mpi_takes_device_buffers();

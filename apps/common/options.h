@@ -1,0 +1,34 @@
+// The case studies' command line: named integer options, "--name value", each with a default.
+//
+//   app_options options(argc, argv, "stencil_mpi", {{"nx", 512, "points in x"}, ...});
+//   int nx = options.get("nx");
+//
+// Arguments that start with "--dcuda-" belong to the dcuda runtime and are skipped. An unknown
+// name, a missing or malformed value, or "--help" prints the options with their defaults; the
+// first two end the program with an error that names the argument.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct app_option {
+  std::string name;
+  std::int64_t value;
+  std::string meaning;
+};
+
+class app_options {
+ public:
+  app_options(int argc, char** argv, std::string program, std::vector<app_option> defaults);
+
+  std::int64_t get(const std::string& name) const;
+  int get_int(const std::string& name) const;  // errors when the value does not fit an int
+  // "name=value ..." of every option: the run's parameters, for its result line.
+  std::string summary() const;
+  const std::string& program() const { return program_; }
+
+ private:
+  std::string program_;
+  std::vector<app_option> options_;
+};

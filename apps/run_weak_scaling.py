@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Weak scaling of the case studies (issue 4): every version of each application on 1, 2 and 4
+GPUs, the same problem size per GPU, several runs each.
+
+    python3 apps/run_weak_scaling.py --build build --out bench/results/h200x4/apps \
+        [--apps stencil] [--gpus 1 2 4] [--repeats 5] [--commit SHA]
+
+Each run is `mpirun -np G <build>/apps/<app>/<app>_<version> --check 0 <sizes>`; its
+"RESULT {json}" line (apps/common/result.h) gives the time of the timed iterations. For every
+application it prints a table (median time per iteration, spread, communication time of the
+baselines, dcuda's speed-up over the faster baseline) and writes <out>/<app>.json, which
+apps/plot_weak_scaling.py draws. Versions whose program was not built (NCCL missing) are left out
+with a message; a run that fails stops the script with its output.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+VERSIONS = ["dcuda", "mpi", "nccl"]
+MPIRUN = ["mpirun", "--allow-run-as-root", "--bind-to", "none", "--oversubscribe",
+          "--mca", "btl_vader_single_copy_mechanism", "none"]
+
+
+def run_once(program, gpus, extra):
+    command = MPIRUN[:1] + ["-np", str(gpus)] + MPIRUN[1:] + [program, "--check", "0"] + extra
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    results = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines()
+               if line.startswith("RESULT ")]
+    if done.returncode != 0 or len(results) != 1:
+        sys.stderr.write(done.stdout)
+        raise SystemExit(f"run_weak_scaling: {' '.join(command)} failed "
+                         f"(exit {done.returncode}, {len(results)} RESULT lines)")
+    return results[0]
+
+
+def summarise(runs):
+    per_iteration = [r["time_ms"] / r["iterations"] for r in runs]
+    comm = [r["comm_ms"] / r["iterations"] for r in runs if r["comm_ms"] >= 0]
+    return {
+        "median_ms": statistics.median(per_iteration),
+        "min_ms": min(per_iteration),
+        "max_ms": max(per_iteration),
+        "comm_median_ms": statistics.median(comm) if comm else None,
+        "runs": len(runs),
+    }
+
+
+def device_name():
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             stdout=subprocess.PIPE, text=True).stdout.split("\n")[0]
+        return out.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--apps", nargs="+", default=["stencil"])
+    parser.add_argument("--gpus", nargs="+", type=int, default=[1, 2, 4])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--commit", default=os.environ.get("DCUDA_COMMIT", "unknown"))
+    parser.add_argument("--app-args", default="", help="extra arguments for every program")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    for app in args.apps:
+        versions = []
+        for version in VERSIONS:
+            program = os.path.join(args.build, "apps", app, f"{app}_{version}")
+            if os.path.exists(program):
+                versions.append((version, program))
+            else:
+                print(f"# {app}_{version}: not built ({program} missing): left out")
+        rows = []
+        all_runs = []
+        for gpus in args.gpus:
+            row = {"gpus": gpus}
+            for version, program in versions:
+                runs = [run_once(program, gpus, args.app_args.split()) for _ in range(args.repeats)]
+                all_runs += runs
+                row[version] = summarise(runs)
+            baselines = [row[v]["median_ms"] for v, _ in versions if v != "dcuda"]
+            if "dcuda" in row and baselines:
+                row["dcuda_speedup_over_faster_baseline"] = min(baselines) / row["dcuda"]["median_ms"]
+            rows.append(row)
+
+        parameters = all_runs[0]["parameters"] if all_runs else ""
+        print(f"\n# {app}: weak scaling, time per iteration (median of {args.repeats} runs, "
+              f"[min, max]); {parameters} per GPU; {device_name()}; commit {args.commit}")
+        header = "# GPUs" + "".join(f"{v:>28}" for v, _ in versions) + "   dcuda speed-up"
+        print(header)
+        for row in rows:
+            line = f"{row['gpus']:>6}"
+            for version, _ in versions:
+                s = row[version]
+                cell = f"{s['median_ms']:.3f} [{s['min_ms']:.3f},{s['max_ms']:.3f}]"
+                if s["comm_median_ms"] is not None:
+                    cell += f" c{s['comm_median_ms']:.3f}"
+                line += f"{cell:>28}"
+            speedup = row.get("dcuda_speedup_over_faster_baseline")
+            line += f"   {speedup:.2f}" if speedup else "   -"
+            print(line)
+        print("# ms per iteration; c = communication time per iteration of a baseline; "
+              "speed-up = faster baseline's median / dcuda's median")
+
+        report = {
+            "benchmark": f"apps/{app} weak scaling",
+            "device": device_name(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "commit": args.commit,
+            "parameters_per_gpu": parameters,
+            "repeats": args.repeats,
+            "versions": [v for v, _ in versions],
+            "rows": rows,
+            "runs": all_runs,
+        }
+        path = os.path.join(args.out, f"{app}.json")
+        with open(path, "w") as f:
+            json.dump(report, f, indent=1)
+        print(f"# written: {path}")
+
+
+if __name__ == "__main__":
+    main()

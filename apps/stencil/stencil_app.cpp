@@ -1,0 +1,91 @@
+#include "stencil_app.h"
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "mpi_process.h"
+#include "stencil_reference.h"
+
+namespace stencil {
+
+app_options parse_options(int argc, char** argv, const char* program) {
+  return app_options(argc, argv, program,
+                     {{"nx", 512, "points in x"},
+                      {"ny", 2048, "rows (y) per GPU; the grid has ny * GPUs rows"},
+                      {"nz", 64, "levels (z)"},
+                      {"iterations", 100, "timed iterations"},
+                      {"warmup", 5, "iterations before the timed ones"},
+                      {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
+                      {"seed", 42, "input seed"}});
+}
+
+run_setup setup_from(const app_options& options) {
+  run_setup setup;
+  setup.shape = {options.get_int("nx"), options.get_int("ny"), options.get_int("nz")};
+  setup.iterations = options.get_int("iterations");
+  setup.warmup = options.get_int("warmup");
+  setup.check = options.get("check") != 0;
+  setup.seed = static_cast<std::uint64_t>(options.get("seed"));
+  const grid_shape& g = setup.shape;
+  if (g.nx < 1 || g.ny < 1 || g.nz < 1 || setup.iterations < 0 || setup.warmup < 0)
+    throw std::invalid_argument("nx, ny, nz must be at least 1 and iterations, warmup at least 0 (" +
+                                options.summary() + ")");
+  return setup;
+}
+
+double deviation_from_reference(const run_setup& setup, const std::vector<double>& field,
+                                int process, int processes) {
+  const grid_shape& g = setup.shape;
+  const grid_shape global{g.nx, g.ny * processes, g.nz};
+  const std::size_t rows_values = g.plane_size() * static_cast<std::size_t>(g.ny);
+  if (rows_values > static_cast<std::size_t>(INT32_MAX))
+    throw std::invalid_argument("the result check gathers at most 2^31 values per GPU; use --check 0");
+  std::vector<double> gathered(process == 0 ? global.field_size() : 0);
+  APP_MPI(MPI_Gather(field.data() + g.plane_start(0), static_cast<int>(rows_values), MPI_DOUBLE,
+                     process == 0 ? gathered.data() + global.plane_start(0) : nullptr,
+                     static_cast<int>(rows_values), MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  double deviation = 0;
+  if (process == 0) {
+    const std::vector<double> expected =
+        reference_result(global, setup.seed, setup.warmup + setup.iterations);
+    deviation = max_difference(global, gathered, expected);
+  }
+  APP_MPI(MPI_Bcast(&deviation, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  return deviation;
+}
+
+halo_messages messages_of(const grid_shape& g, const halo_directions& directions, int process,
+                          int processes) {
+  halo_messages messages;
+  const bool below = process > 0, above = process + 1 < processes;
+  if (directions.first_row_down) {
+    if (below) messages.sends.push_back({0, process - 1});
+    if (above) messages.receives.push_back({g.ny, process + 1});
+  }
+  if (directions.last_row_up) {
+    if (above) messages.sends.push_back({g.ny - 1, process + 1});
+    if (below) messages.receives.push_back({-1, process - 1});
+  }
+  return messages;
+}
+
+void report(const app_options& options, const run_setup& setup, const char* version, int processes,
+            int process, int ranks_per_gpu, double time_ms, double comm_ms, double deviation) {
+  app_result result;
+  result.app = "stencil";
+  result.version = version;
+  result.gpus = processes;
+  result.ranks_per_gpu = ranks_per_gpu;
+  result.iterations = setup.iterations;
+  result.time_ms = max_over_processes(time_ms);
+  result.comm_ms = comm_ms < 0 ? -1 : max_over_processes(comm_ms);
+  result.check = !setup.check ? "off" : deviation <= tolerance ? "passed" : "FAILED";
+  result.max_error = deviation;
+  result.tolerance = tolerance;
+  result.parameters = options.summary();
+  if (process == 0) print_result(result);
+}
+
+}  // namespace stencil

@@ -1,0 +1,59 @@
+// What the three stencil programs share on the host: their options, the problem's shape on one
+// GPU, and the result check against the CPU reference (gathered on process 0).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "options.h"
+#include "result.h"
+#include "stencil_problem.h"
+
+namespace stencil {
+
+// Sizes per GPU (weak scaling: the global grid has ny * GPUs rows). Defaults: 512 x 2048 x 64
+// points per GPU, 67 M points, about a millisecond per iteration on an H200 (docs/case-studies.md
+// relates them to the thesis's 128 x 320 x 26).
+app_options parse_options(int argc, char** argv, const char* program);
+
+struct run_setup {
+  grid_shape shape;  // one GPU's part
+  int iterations = 0;
+  int warmup = 0;
+  bool check = false;
+  std::uint64_t seed = 0;
+};
+run_setup setup_from(const app_options& options);
+
+// Largest deviation allowed from the CPU reference: the GPU contracts a*b+c into FMA where the
+// CPU rounds twice; over the checked sizes and iterations the fields differ by ~1e-15.
+constexpr double tolerance = 1e-10;
+
+// Collective over MPI_COMM_WORLD: gathers every process's rows of `field` (shape setup.shape,
+// process p owning global rows p*ny..) on process 0, compares them with the CPU reference after
+// warmup + iterations iterations, and returns the largest deviation on every process.
+double deviation_from_reference(const run_setup& setup, const std::vector<double>& field,
+                                int process, int processes);
+
+// Fills and prints the result line of process 0 (collective: takes the largest time).
+void report(const app_options& options, const run_setup& setup, const char* version, int processes,
+            int process, int ranks_per_gpu, double time_ms, double comm_ms, double deviation);
+
+}  // namespace stencil
+
+namespace stencil {
+
+// The messages of one halo exchange of a process that owns slab `process` of `processes`: which
+// of its rows it sends to which neighbour, and into which of its halo planes a neighbour's row
+// arrives (see halo_directions).
+struct plane_message {
+  int row;   // the plane sent (0 or ny-1) or received into (ny or -1)
+  int peer;  // the neighbouring process
+};
+struct halo_messages {
+  std::vector<plane_message> sends, receives;
+};
+halo_messages messages_of(const grid_shape& g, const halo_directions& directions, int process,
+                          int processes);
+
+}  // namespace stencil

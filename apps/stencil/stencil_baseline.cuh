@@ -1,0 +1,80 @@
+// The bulk-synchronous baselines of the stencil (thesis 5.5's MPI-CUDA, and the same with NCCL):
+// each stage is a kernel over the whole GPU, followed by the halo exchange of its output with the
+// neighbouring GPUs. `Exchange` is the communication (MPI or NCCL); it exposes
+//   void exchange(double* field, const halo_directions& directions);
+//   double communication_ms();  // the time its exchanges took over the timed iterations
+//   void start_timing();         // from now on, count communication time
+#pragma once
+
+#include <utility>
+
+#include "cuda_resources.h"
+#include "mpi_process.h"
+#include "stencil_app.h"
+#include "stencil_kernels.cuh"
+#include "stencil_reference.h"
+
+namespace stencil {
+
+// One block of 256 threads per 2048 points (8 per thread), at most 64 K blocks.
+inline int blocks_for(const grid_shape& g) {
+  const std::size_t points = g.plane_size() * static_cast<std::size_t>(g.ny);
+  const std::size_t blocks = (points + 2047) / 2048;
+  return static_cast<int>(blocks < 65535 ? blocks : 65535);
+}
+
+template <typename MakeExchange>
+int run_baseline(int argc, char** argv, const char* program, const char* version,
+                 MakeExchange make_exchange) {
+  mpi_session session(argc, argv);
+  select_gpu_by_node_rank(session);
+  const app_options options = parse_options(argc, argv, program);
+  const run_setup setup = setup_from(options);
+  const grid_shape g = setup.shape;
+
+  device_array<double> field_a(g.field_size()), field_b(g.field_size()), lap(g.field_size()),
+      flx(g.field_size()), fly(g.field_size());
+  const std::vector<double> initial =
+      initial_field(g, setup.seed, static_cast<long long>(session.rank()) * g.ny);
+  APP_CUDA(cudaMemcpy(field_a.get(), initial.data(), field_a.bytes(), cudaMemcpyHostToDevice));
+  cuda_stream stream;
+  auto exchange = make_exchange(session, g, stream.get());
+
+  double* in = field_a.get();
+  double* out = field_b.get();
+  const int blocks = blocks_for(g);
+  auto iteration = [&] {
+    laplacian_kernel<<<blocks, 256, 0, stream.get()>>>(g, in, lap.get());
+    APP_CUDA(cudaGetLastError());
+    exchange.exchange(lap.get(), lap_halo());
+    flux_kernel<<<blocks, 256, 0, stream.get()>>>(g, lap.get(), flx.get(), fly.get());
+    APP_CUDA(cudaGetLastError());
+    exchange.exchange(fly.get(), fly_halo());
+    diffusion_kernel<<<blocks, 256, 0, stream.get()>>>(g, in, flx.get(), fly.get(), out);
+    APP_CUDA(cudaGetLastError());
+    exchange.exchange(out, out_halo());
+    std::swap(in, out);
+  };
+
+  exchange.exchange(in, out_halo());
+  for (int t = 0; t < setup.warmup; ++t) iteration();
+  APP_CUDA(cudaStreamSynchronize(stream.get()));
+  APP_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  exchange.start_timing();
+  const double start = MPI_Wtime();
+  for (int t = 0; t < setup.iterations; ++t) iteration();
+  APP_CUDA(cudaStreamSynchronize(stream.get()));
+  const double time_ms = (MPI_Wtime() - start) * 1e3;
+  const double comm_ms = exchange.communication_ms();
+
+  double deviation = 0;
+  if (setup.check) {
+    std::vector<double> result(g.field_size());
+    APP_CUDA(cudaMemcpy(result.data(), in, field_a.bytes(), cudaMemcpyDeviceToHost));
+    deviation = deviation_from_reference(setup, result, session.rank(), session.size());
+  }
+  report(options, setup, version, session.size(), session.rank(), 0, time_ms, comm_ms, deviation);
+  return setup.check && deviation > tolerance ? 1 : 0;
+}
+
+}  // namespace stencil

@@ -1,0 +1,72 @@
+// The stencil with NCCL, the baseline a user would write today: a kernel per stage, then the halo
+// planes go to the neighbouring GPUs with ncclSend/ncclRecv on the same stream (device buffers,
+// NVLink inside the node), no host synchronisation inside the loop.
+//
+//   mpirun -np 4 build/apps/stencil/stencil_nccl [--nx 512 --ny 2048 --nz 64 --iterations 100]
+#include <memory>
+#include <vector>
+
+#include "nccl_communicator.h"
+#include "stencil_baseline.cuh"
+
+namespace {
+
+using namespace stencil;
+
+class nccl_exchange {
+ public:
+  nccl_exchange(const mpi_session& session, const grid_shape& g, cudaStream_t stream)
+      : g_(g), stream_(stream), rank_(session.rank()), size_(session.size()),
+        communicator_(std::make_unique<nccl_communicator>(session)) {}
+
+  void exchange(double* field, const halo_directions& directions) {
+    const halo_messages messages = messages_of(g_, directions, rank_, size_);
+    if (messages.sends.empty() && messages.receives.empty()) return;
+    // Communication time: between events recorded around each exchange on the stream, read once
+    // the timed loop has ended (reading them now would synchronise the loop).
+    if (timing_) {
+      marks_.emplace_back(std::make_unique<cuda_event>(), std::make_unique<cuda_event>());
+      APP_CUDA(cudaEventRecord(marks_.back().first->get(), stream_));
+    }
+    const std::size_t plane = g_.plane_size();
+    APP_NCCL(ncclGroupStart());
+    for (const auto& message : messages.receives)
+      APP_NCCL(ncclRecv(field + g_.plane_start(message.row), plane, ncclDouble, message.peer,
+                        communicator_->get(), stream_));
+    for (const auto& message : messages.sends)
+      APP_NCCL(ncclSend(field + g_.plane_start(message.row), plane, ncclDouble, message.peer,
+                        communicator_->get(), stream_));
+    APP_NCCL(ncclGroupEnd());
+    if (timing_) APP_CUDA(cudaEventRecord(marks_.back().second->get(), stream_));
+  }
+
+  void start_timing() {
+    timing_ = true;
+    marks_.clear();
+  }
+  double communication_ms() {
+    APP_CUDA(cudaStreamSynchronize(stream_));
+    double total = 0;
+    for (const auto& mark : marks_) total += elapsed_ms(*mark.first, *mark.second);
+    return total;
+  }
+
+ private:
+  grid_shape g_;
+  cudaStream_t stream_;
+  int rank_, size_;
+  std::unique_ptr<nccl_communicator> communicator_;
+  bool timing_ = false;
+  std::vector<std::pair<std::unique_ptr<cuda_event>, std::unique_ptr<cuda_event>>> marks_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_or_abort("stencil_nccl", [&] {
+    return run_baseline(argc, argv, "stencil_nccl", "nccl",
+                        [](const mpi_session& session, const grid_shape& g, cudaStream_t stream) {
+                          return nccl_exchange(session, g, stream);
+                        });
+  });
+}

@@ -1,0 +1,98 @@
+// The stencil case study (thesis 5.5): a simplified horizontal diffusion, three dependent stencils
+// on a 3-D grid, applied level by level (each z-level is an independent 2-D problem):
+//
+//   1. lap = 4 in(i,j) - in(i-1,j) - in(i+1,j) - in(i,j-1) - in(i,j+1)
+//   2. flx = lap(i+1,j) - lap(i,j),  fly = lap(i,j+1) - lap(i,j)
+//   3. out = in(i,j) + c (flx(i,j) - flx(i-1,j) + fly(i,j) - fly(i,j-1))
+//
+// out = in - c A^2 in with A the (positive) 5-point operator of stage 1: a damping fourth-order
+// diffusion, stable for c < 1/32. Outside the global grid every field is 0.
+//
+// Layout of every field of one GPU (or of the whole grid, for the CPU reference): y-planes, one
+// halo plane below (j = -1) and one above (j = ny); inside a plane z-levels of nx points:
+// index(i, j, k) = ((j + 1) * nz + k) * nx + i. A y-plane is therefore contiguous (nx * nz
+// values): the message of a halo exchange. The domain is split in y only (1-D decomposition):
+// each GPU owns ny consecutive rows of the global grid; each dcuda rank a run of them.
+//
+// These formulas are the only definition of the arithmetic: the CPU reference and every GPU
+// version call them, so a result check compares like with like (up to contraction into FMA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "host_device.h"
+
+namespace stencil {
+
+// Diffusion coefficient: 1/64, half the stability limit.
+constexpr double coefficient = 1.0 / 64.0;
+
+struct grid_shape {
+  int nx = 0;  // points in x
+  int ny = 0;  // rows (y) owned, halo planes not counted
+  int nz = 0;  // levels (z)
+
+  APP_HD std::size_t plane_size() const { return static_cast<std::size_t>(nx) * nz; }
+  // Values of a field with its two halo planes.
+  APP_HD std::size_t field_size() const { return plane_size() * (ny + 2); }
+  APP_HD std::size_t index(int i, int j, int k) const {
+    return (static_cast<std::size_t>(j + 1) * nz + k) * nx + i;
+  }
+  // First value of plane j (j = -1 and j = ny are the halo planes).
+  APP_HD std::size_t plane_start(int j) const { return static_cast<std::size_t>(j + 1) * plane_size(); }
+};
+
+// A field value where x outside 0..nx-1 reads 0 (y outside is covered by the halo planes).
+APP_HD inline double x_clamped(const double* field, const grid_shape& g, int i, int j, int k) {
+  return (i < 0 || i >= g.nx) ? 0.0 : field[g.index(i, j, k)];
+}
+
+APP_HD inline double laplacian(const double* in, const grid_shape& g, int i, int j, int k) {
+  return 4.0 * in[g.index(i, j, k)] - x_clamped(in, g, i - 1, j, k) -
+         x_clamped(in, g, i + 1, j, k) - in[g.index(i, j - 1, k)] - in[g.index(i, j + 1, k)];
+}
+
+APP_HD inline double x_flux(const double* lap, const grid_shape& g, int i, int j, int k) {
+  return x_clamped(lap, g, i + 1, j, k) - lap[g.index(i, j, k)];
+}
+
+APP_HD inline double y_flux(const double* lap, const grid_shape& g, int i, int j, int k) {
+  return lap[g.index(i, j + 1, k)] - lap[g.index(i, j, k)];
+}
+
+APP_HD inline double diffused(const double* in, const double* flx, const double* fly,
+                              const grid_shape& g, int i, int j, int k) {
+  return in[g.index(i, j, k)] + coefficient * (flx[g.index(i, j, k)] - x_clamped(flx, g, i - 1, j, k) +
+                                               fly[g.index(i, j, k)] - fly[g.index(i, j - 1, k)]);
+}
+
+// The input: a value in [0, 1) drawn from (seed, global point), so that every process makes its
+// own part of the grid without a global generator and every decomposition gets the same field.
+APP_HD inline double initial_value(std::uint64_t seed, int i, long long global_j, int k) {
+  std::uint64_t x = seed ^ (static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull) ^
+                    (static_cast<std::uint64_t>(global_j) * 0xC2B2AE3D27D4EB4Full) ^
+                    (static_cast<std::uint64_t>(k) * 0x165667B19E3779F9ull);
+  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) * (1.0 / 9007199254740992.0);  // 53 bits -> [0, 1)
+}
+
+// Which halo planes each stage's output must send (what the next stage reads across a row
+// boundary): stage 2 reads lap(j+1), so lap's first row goes down; stage 3 reads fly(j-1), so
+// fly's last row goes up; stage 1 of the next iteration reads in(j-1) and in(j+1), so out's
+// first row goes down and its last row up.
+struct halo_directions {
+  bool first_row_down;
+  bool last_row_up;
+};
+// (Functions rather than constants: device code may not take a host constant's address.)
+APP_HD constexpr halo_directions lap_halo() { return {true, false}; }
+APP_HD constexpr halo_directions fly_halo() { return {false, true}; }
+APP_HD constexpr halo_directions out_halo() { return {true, true}; }
+
+}  // namespace stencil

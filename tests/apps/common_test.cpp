@@ -1,0 +1,36 @@
+// The case studies' shared host code: the command line and the result line.
+#include <string>
+
+#include "options.h"
+#include "result.h"
+#include "test_main.h"
+
+DCUDA_TEST(app_options_read_values_and_skip_dcuda_arguments) {
+  const char* argv[] = {"prog", "--dcuda-ranks-per-device=4", "--ny", "96", "--check", "0"};
+  app_options options(6, const_cast<char**>(argv), "prog",
+                      {{"nx", 512, "x"}, {"ny", 2048, "y"}, {"check", 1, "check"}});
+  DCUDA_CHECK_EQ(options.get("nx"), 512);
+  DCUDA_CHECK_EQ(options.get_int("ny"), 96);
+  DCUDA_CHECK_EQ(options.get("check"), 0);
+  DCUDA_CHECK_EQ(options.summary(), std::string("nx=512 ny=96 check=0"));
+}
+
+DCUDA_TEST(app_result_json_carries_every_field) {
+  app_result result;
+  result.app = "stencil";
+  result.version = "dcuda";
+  result.gpus = 4;
+  result.ranks_per_gpu = 131;
+  result.iterations = 100;
+  result.time_ms = 12.5;
+  result.comm_ms = -1;
+  result.check = "passed";
+  result.max_error = 0;
+  result.tolerance = 1e-10;
+  result.parameters = "nx=\"512\"";
+  const std::string json = result_json(result);
+  DCUDA_CHECK_EQ(json, std::string("{\"app\": \"stencil\", \"version\": \"dcuda\", \"gpus\": 4, "
+                                   "\"ranks_per_gpu\": 131, \"iterations\": 100, \"time_ms\": 12.5, "
+                                   "\"comm_ms\": -1, \"check\": \"passed\", \"max_error\": 0, "
+                                   "\"tolerance\": 1e-10, \"parameters\": \"nx=\\\"512\\\"\"}"));
+}

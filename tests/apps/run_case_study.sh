@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# A case study's GPU test: run_case_study.sh PROCESSES PROGRAM [ARGS...] runs PROGRAM under mpirun
+# with PROCESSES processes and passes when it reports its result check passed. Without a GPU, or
+# with fewer GPUs than an NCCL program needs (one GPU per process), it prints "SKIP: <why>"
+# (CTest reports it skipped).
+set -uo pipefail
+processes=$1; shift
+program=$1
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if [ "${gpus:-0}" -eq 0 ]; then
+  echo "SKIP: $(basename "$program"): no GPU found (nvidia-smi -L lists none)"; exit 0
+fi
+if [[ "$program" == *_nccl ]] && [ "$gpus" -lt "$processes" ]; then
+  echo "SKIP: $(basename "$program"): NCCL needs a GPU per process: $processes processes, $gpus GPU(s)"
+  exit 0
+fi
+output=$(mpirun -np "$processes" --oversubscribe --allow-run-as-root --bind-to none \
+           --mca btl_vader_single_copy_mechanism none -x DCUDA_RANKS_PER_DEVICE \
+           -x DCUDA_WAIT_TIMEOUT "$@" 2>&1)
+status=$?
+echo "$output"
+if [ $status -ne 0 ]; then echo "FAIL: exit status $status"; exit 1; fi
+if ! grep -q '^RESULT .*"check": "passed"' <<<"$output"; then
+  echo "FAIL: no RESULT line with a passed check"; exit 1
+fi
+echo "PASS: $(basename "$program") on $processes process(es): result matches the CPU reference"
