@@ -32,6 +32,10 @@ run_setup setup_from(const app_options& options) {
   if (g.nx < 1 || g.ny < 1 || g.nz < 1 || setup.iterations < 0 || setup.warmup < 0)
     throw std::invalid_argument("nx, ny, nz must be at least 1 and iterations, warmup at least 0 (" +
                                 options.summary() + ")");
+  // The kernels number a GPU's points (halo planes included) with 32 bits.
+  if (g.field_size() >= (std::size_t{1} << 31))
+    throw std::invalid_argument("a GPU's part of " + std::to_string(g.field_size()) +
+                                " points (with halo planes) exceeds 2^31; use a smaller grid");
   return setup;
 }
 

@@ -43,28 +43,32 @@ struct grid_shape {
   APP_HD std::size_t plane_start(int j) const { return static_cast<std::size_t>(j + 1) * plane_size(); }
 };
 
-// A field value where x outside 0..nx-1 reads 0 (y outside is covered by the halo planes).
-APP_HD inline double x_clamped(const double* field, const grid_shape& g, int i, int j, int k) {
-  return (i < 0 || i >= g.nx) ? 0.0 : field[g.index(i, j, k)];
+// The formulas take a point by its position in the field, `at` = g.index(i, j, k), and its x
+// coordinate i: the neighbours in x are at +-1 (0 outside 0..nx-1), those in y at +-one plane
+// (the halo planes hold the neighbouring GPU's rows, or 0 at the grid's edge).
+APP_HD inline double west(const double* field, std::size_t at, int i) {
+  return i > 0 ? field[at - 1] : 0.0;
+}
+APP_HD inline double east(const double* field, const grid_shape& g, std::size_t at, int i) {
+  return i + 1 < g.nx ? field[at + 1] : 0.0;
 }
 
-APP_HD inline double laplacian(const double* in, const grid_shape& g, int i, int j, int k) {
-  return 4.0 * in[g.index(i, j, k)] - x_clamped(in, g, i - 1, j, k) -
-         x_clamped(in, g, i + 1, j, k) - in[g.index(i, j - 1, k)] - in[g.index(i, j + 1, k)];
+APP_HD inline double laplacian(const double* in, const grid_shape& g, std::size_t at, int i) {
+  const std::size_t plane = g.plane_size();
+  return 4.0 * in[at] - west(in, at, i) - east(in, g, at, i) - in[at - plane] - in[at + plane];
 }
 
-APP_HD inline double x_flux(const double* lap, const grid_shape& g, int i, int j, int k) {
-  return x_clamped(lap, g, i + 1, j, k) - lap[g.index(i, j, k)];
+APP_HD inline double x_flux(const double* lap, const grid_shape& g, std::size_t at, int i) {
+  return east(lap, g, at, i) - lap[at];
 }
 
-APP_HD inline double y_flux(const double* lap, const grid_shape& g, int i, int j, int k) {
-  return lap[g.index(i, j + 1, k)] - lap[g.index(i, j, k)];
+APP_HD inline double y_flux(const double* lap, const grid_shape& g, std::size_t at) {
+  return lap[at + g.plane_size()] - lap[at];
 }
 
 APP_HD inline double diffused(const double* in, const double* flx, const double* fly,
-                              const grid_shape& g, int i, int j, int k) {
-  return in[g.index(i, j, k)] + coefficient * (flx[g.index(i, j, k)] - x_clamped(flx, g, i - 1, j, k) +
-                                               fly[g.index(i, j, k)] - fly[g.index(i, j - 1, k)]);
+                              const grid_shape& g, std::size_t at, int i) {
+  return in[at] + coefficient * (flx[at] - west(flx, at, i) + fly[at] - fly[at - g.plane_size()]);
 }
 
 // The input: a value in [0, 1) drawn from (seed, global point), so that every process makes its

@@ -22,7 +22,7 @@ void laplacian_rows(const grid_shape& g, const std::vector<double>& in, std::vec
                     int j_begin, int j_end) {
   for (int j = j_begin; j < j_end; ++j)
     for (int k = 0; k < g.nz; ++k)
-      for (int i = 0; i < g.nx; ++i) lap[g.index(i, j, k)] = laplacian(in.data(), g, i, j, k);
+      for (int i = 0; i < g.nx; ++i) lap[g.index(i, j, k)] = laplacian(in.data(), g, g.index(i, j, k), i);
 }
 
 void flux_rows(const grid_shape& g, const std::vector<double>& lap, std::vector<double>& flx,
@@ -30,8 +30,8 @@ void flux_rows(const grid_shape& g, const std::vector<double>& lap, std::vector<
   for (int j = j_begin; j < j_end; ++j)
     for (int k = 0; k < g.nz; ++k)
       for (int i = 0; i < g.nx; ++i) {
-        flx[g.index(i, j, k)] = x_flux(lap.data(), g, i, j, k);
-        fly[g.index(i, j, k)] = y_flux(lap.data(), g, i, j, k);
+        flx[g.index(i, j, k)] = x_flux(lap.data(), g, g.index(i, j, k), i);
+        fly[g.index(i, j, k)] = y_flux(lap.data(), g, g.index(i, j, k));
       }
 }
 
@@ -41,7 +41,7 @@ void diffusion_rows(const grid_shape& g, const std::vector<double>& in,
   for (int j = j_begin; j < j_end; ++j)
     for (int k = 0; k < g.nz; ++k)
       for (int i = 0; i < g.nx; ++i)
-        out[g.index(i, j, k)] = diffused(in.data(), flx.data(), fly.data(), g, i, j, k);
+        out[g.index(i, j, k)] = diffused(in.data(), flx.data(), fly.data(), g, g.index(i, j, k), i);
 }
 
 std::vector<double> reference_result(const grid_shape& global, std::uint64_t seed,
