@@ -18,7 +18,9 @@ app_options parse_options(int argc, char** argv, const char* program) {
                       {"iterations", 100, "timed iterations"},
                       {"warmup", 5, "iterations before the timed ones"},
                       {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
-                      {"seed", 42, "input seed"}});
+                      {"seed", 42, "input seed"},
+                      {"threads", 256, "baselines: threads per block of the stage kernels"},
+                      {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"}});
 }
 
 run_setup setup_from(const app_options& options) {

@@ -42,15 +42,16 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
 
   double* in = field_a.get();
   double* out = field_b.get();
-  const int blocks = blocks_for(g);
+  const int threads = options.get_int("threads");
+  const int blocks = options.get("blocks") > 0 ? options.get_int("blocks") : blocks_for(g);
   auto iteration = [&] {
-    laplacian_kernel<<<blocks, 256, 0, stream.get()>>>(g, in, lap.get());
+    laplacian_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, lap.get());
     APP_CUDA(cudaGetLastError());
     exchange.exchange(lap.get(), lap_halo());
-    flux_kernel<<<blocks, 256, 0, stream.get()>>>(g, lap.get(), flx.get(), fly.get());
+    flux_kernel<<<blocks, threads, 0, stream.get()>>>(g, lap.get(), flx.get(), fly.get());
     APP_CUDA(cudaGetLastError());
     exchange.exchange(fly.get(), fly_halo());
-    diffusion_kernel<<<blocks, 256, 0, stream.get()>>>(g, in, flx.get(), fly.get(), out);
+    diffusion_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, flx.get(), fly.get(), out);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(out, out_halo());
     std::swap(in, out);

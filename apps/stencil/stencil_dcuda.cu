@@ -23,6 +23,11 @@ namespace {
 
 using namespace stencil;
 
+// A rank is a block of 1024 threads; STENCIL_RANKS_PER_SM > 1 asks the compiler for registers
+// that let that many ranks share an SM (docs/case-studies.md: occupancy).
+#ifndef STENCIL_RANKS_PER_SM
+#define STENCIL_RANKS_PER_SM 1
+#endif
 constexpr int threads_per_rank = 1024;
 
 // Tags: the three halo exchanges of an iteration (stencil_problem.h, halo_directions).
@@ -85,7 +90,7 @@ __device__ __noinline__ void rank_diffusion(const grid_shape g, const double* in
   diffusion_rows(g, in, flx, fly, out, j_begin, j_end, threadIdx.x, blockDim.x);
 }
 
-__global__ void __launch_bounds__(threads_per_rank) stencil_kernel(dcuda_context_handle dcuda) {
+__global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM) stencil_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
   stencil_data* data;
