@@ -19,7 +19,7 @@ void check_mpi(int status, const char* call) {
   throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
 }
 
-mpi_session::mpi_session(int& argc, char**& argv) {
+mpi_session::mpi_session(int& argc, char**& argv, bool return_errors) {
   int initialised = 0;
   APP_MPI(MPI_Initialized(&initialised));
   if (!initialised) {
@@ -27,7 +27,7 @@ mpi_session::mpi_session(int& argc, char**& argv) {
     owns_mpi_ = true;
   }
   // Errors come back as codes and go through check_mpi instead of ending the job silently.
-  APP_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  if (return_errors) APP_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   APP_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   APP_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   MPI_Comm node;

@@ -12,7 +12,10 @@ void check_mpi(int status, const char* call);
 
 class mpi_session {
  public:
-  mpi_session(int& argc, char**& argv);  // MPI_Init unless MPI is initialised already
+  // MPI_Init unless MPI is initialised already. return_errors: MPI errors on MPI_COMM_WORLD come
+  // back as codes (checked by APP_MPI) instead of ending the job; a dcuda program leaves that
+  // choice to the dcuda runtime, which shares the communicator.
+  mpi_session(int& argc, char**& argv, bool return_errors = true);
   ~mpi_session();                        // MPI_Finalize if this object initialised it
   mpi_session(const mpi_session&) = delete;
   mpi_session& operator=(const mpi_session&) = delete;

@@ -160,6 +160,9 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM) stenci
 }
 
 int run(int argc, char** argv) {
+  // MPI first, so that the result check and the report can use it also when the program runs as
+  // one process without mpirun (dcuda_host_init then finds it initialised and uses it).
+  mpi_session session(argc, argv, false);
   dcuda_host_context_handle dcuda;
   dcuda_host_init(argc, argv, &dcuda, stencil_kernel, threads_per_rank);
   dcuda_rank_info info;
