@@ -23,8 +23,14 @@ mpi_session::mpi_session(int& argc, char**& argv, bool return_errors) {
   int initialised = 0;
   APP_MPI(MPI_Initialized(&initialised));
   if (!initialised) {
-    APP_MPI(MPI_Init(&argc, &argv));
+    // SERIALIZED: the level the dcuda runtime needs (its host proxy thread calls MPI), asked for
+    // by every version alike.
+    int provided = 0;
+    APP_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided));
     owns_mpi_ = true;
+    if (provided < MPI_THREAD_SERIALIZED)
+      throw std::runtime_error("MPI_Init_thread provides thread level " + std::to_string(provided) +
+                               ", below MPI_THREAD_SERIALIZED");
   }
   // Errors come back as codes and go through check_mpi instead of ending the job silently.
   if (return_errors) APP_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
