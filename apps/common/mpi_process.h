@@ -16,7 +16,7 @@ class mpi_session {
   // back as codes (checked by APP_MPI) instead of ending the job; a dcuda program leaves that
   // choice to the dcuda runtime, which shares the communicator.
   mpi_session(int& argc, char**& argv, bool return_errors = true);
-  ~mpi_session();                        // MPI_Finalize if this object initialised it
+  ~mpi_session();  // MPI_Finalize if this object initialised it
   mpi_session(const mpi_session&) = delete;
   mpi_session& operator=(const mpi_session&) = delete;
 

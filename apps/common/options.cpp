@@ -29,7 +29,8 @@ app_options::app_options(int argc, char** argv, std::string program,
     const std::string argument = argv[i];
     if (argument.rfind("--dcuda-", 0) == 0) continue;
     if (argument == "--help") usage_error(program_, options_, "--help");
-    if (argument.rfind("--", 0) != 0) usage_error(program_, options_, "unexpected argument '" + argument + "'");
+    if (argument.rfind("--", 0) != 0)
+      usage_error(program_, options_, "unexpected argument '" + argument + "'");
     app_option* option = nullptr;
     for (auto& candidate : options_)
       if (candidate.name == argument.substr(2)) option = &candidate;
@@ -62,6 +63,7 @@ int app_options::get_int(const std::string& name) const {
 
 std::string app_options::summary() const {
   std::ostringstream text;
-  for (const auto& option : options_) text << (text.tellp() > 0 ? " " : "") << option.name << "=" << option.value;
+  for (const auto& option : options_)
+    text << (text.tellp() > 0 ? " " : "") << option.name << "=" << option.value;
   return text.str();
 }

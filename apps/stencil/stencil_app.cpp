@@ -11,16 +11,17 @@
 namespace stencil {
 
 app_options parse_options(int argc, char** argv, const char* program) {
-  return app_options(argc, argv, program,
-                     {{"nx", 512, "points in x"},
-                      {"ny", 2048, "rows (y) per GPU; the grid has ny * GPUs rows"},
-                      {"nz", 64, "levels (z)"},
-                      {"iterations", 100, "timed iterations"},
-                      {"warmup", 5, "iterations before the timed ones"},
-                      {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
-                      {"seed", 42, "input seed"},
-                      {"threads", 256, "baselines: threads per block of the stage kernels"},
-                      {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"}});
+  return app_options(
+      argc, argv, program,
+      {{"nx", 512, "points in x"},
+       {"ny", 2048, "rows (y) per GPU; the grid has ny * GPUs rows"},
+       {"nz", 64, "levels (z)"},
+       {"iterations", 100, "timed iterations"},
+       {"warmup", 5, "iterations before the timed ones"},
+       {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
+       {"seed", 42, "input seed"},
+       {"threads", 256, "baselines: threads per block of the stage kernels"},
+       {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"}});
 }
 
 run_setup setup_from(const app_options& options) {
@@ -32,8 +33,9 @@ run_setup setup_from(const app_options& options) {
   setup.seed = static_cast<std::uint64_t>(options.get("seed"));
   const grid_shape& g = setup.shape;
   if (g.nx < 1 || g.ny < 1 || g.nz < 1 || setup.iterations < 0 || setup.warmup < 0)
-    throw std::invalid_argument("nx, ny, nz must be at least 1 and iterations, warmup at least 0 (" +
-                                options.summary() + ")");
+    throw std::invalid_argument(
+        "nx, ny, nz must be at least 1 and iterations, warmup at least 0 (" + options.summary() +
+        ")");
   // The kernels number a GPU's points (halo planes included) with 32 bits.
   if (g.field_size() >= (std::size_t{1} << 31))
     throw std::invalid_argument("a GPU's part of " + std::to_string(g.field_size()) +
@@ -47,7 +49,8 @@ double deviation_from_reference(const run_setup& setup, const std::vector<double
   const grid_shape global{g.nx, g.ny * processes, g.nz};
   const std::size_t rows_values = g.plane_size() * static_cast<std::size_t>(g.ny);
   if (rows_values > static_cast<std::size_t>(INT32_MAX))
-    throw std::invalid_argument("the result check gathers at most 2^31 values per GPU; use --check 0");
+    throw std::invalid_argument(
+        "the result check gathers at most 2^31 values per GPU; use --check 0");
   std::vector<double> gathered(process == 0 ? global.field_size() : 0);
   APP_MPI(MPI_Gather(field.data() + g.plane_start(0), static_cast<int>(rows_values), MPI_DOUBLE,
                      process == 0 ? gathered.data() + global.plane_start(0) : nullptr,

@@ -55,7 +55,8 @@ struct rank_layout {
   // on this GPU; the halo plane it reads as that row when it is on the neighbouring GPU.
   __device__ int offset_in(const grid_shape& g, int target, int row) const {
     const int target_process = target / ranks_per_gpu;
-    return static_cast<int>(g.plane_start(row + (process - target_process) * g.ny) * sizeof(double));
+    return static_cast<int>(g.plane_start(row + (process - target_process) * g.ny) *
+                            sizeof(double));
   }
 };
 
@@ -84,13 +85,14 @@ __device__ __noinline__ void rank_flux(const grid_shape g, const double* lap, do
                                        double* fly, int j_begin, int j_end) {
   flux_rows(g, lap, flx, fly, j_begin, j_end, threadIdx.x, blockDim.x);
 }
-__device__ __noinline__ void rank_diffusion(const grid_shape g, const double* in,
-                                            const double* flx, const double* fly, double* out,
-                                            int j_begin, int j_end) {
+__device__ __noinline__ void rank_diffusion(const grid_shape g, const double* in, const double* flx,
+                                            const double* fly, double* out, int j_begin,
+                                            int j_end) {
   diffusion_rows(g, in, flx, fly, out, j_begin, j_end, threadIdx.x, blockDim.x);
 }
 
-__global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM) stencil_kernel(dcuda_context_handle dcuda) {
+__global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
+    stencil_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
   stencil_data* data;
@@ -172,7 +174,8 @@ int run(int argc, char** argv) {
   const grid_shape g = setup.shape;
 
   int fewest_ranks = 0, most_ranks = 0;
-  APP_MPI(MPI_Allreduce(&info.rank_responsible, &fewest_ranks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  APP_MPI(
+      MPI_Allreduce(&info.rank_responsible, &fewest_ranks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   APP_MPI(MPI_Allreduce(&info.rank_responsible, &most_ranks, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   if (fewest_ranks != most_ranks)
     throw std::invalid_argument("every GPU must run the same number of ranks (here " +
@@ -193,8 +196,14 @@ int run(int argc, char** argv) {
     const std::vector<double> initial =
         initial_field(g, setup.seed, static_cast<long long>(info.process_index) * g.ny);
     APP_CUDA(cudaMemcpy(field_a.get(), initial.data(), field_a.bytes(), cudaMemcpyHostToDevice));
-    stencil_data data{g,         {field_a.get(), field_b.get()}, lap.get(), flx.get(),
-                      fly.get(), info.process_index,             setup.warmup, setup.iterations};
+    stencil_data data{g,
+                      {field_a.get(), field_b.get()},
+                      lap.get(),
+                      flx.get(),
+                      fly.get(),
+                      info.process_index,
+                      setup.warmup,
+                      setup.iterations};
     dcuda_host_run(dcuda, &data, sizeof(data));
     time_ms = dcuda_host_get_timings(dcuda).at(0);
     if (setup.check) {

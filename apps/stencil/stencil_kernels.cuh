@@ -63,7 +63,9 @@ __device__ inline void flux_rows(const grid_shape& g, const double* lap, double*
                                  int j_begin, int j_end, unsigned thread, unsigned threads) {
   for_rows(
       g, j_begin, j_end, thread, threads,
-      [&](unsigned at, int i) { return flux_pair{x_flux(lap, g, at, i), y_flux(lap, g, at)}; },
+      [&](unsigned at, int i) {
+        return flux_pair{x_flux(lap, g, at, i), y_flux(lap, g, at)};
+      },
       [&](unsigned at, flux_pair v) {
         flx[at] = v.x;
         fly[at] = v.y;
@@ -80,8 +82,12 @@ __device__ inline void diffusion_rows(const grid_shape& g, const double* in, con
 }
 
 // The baselines' kernels: one stage over all rows of the GPU.
-__device__ inline unsigned global_thread() { return blockIdx.x * blockDim.x + threadIdx.x; }
-__device__ inline unsigned global_threads() { return gridDim.x * blockDim.x; }
+__device__ inline unsigned global_thread() {
+  return blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ inline unsigned global_threads() {
+  return gridDim.x * blockDim.x;
+}
 
 __global__ void laplacian_kernel(grid_shape g, const double* in, double* lap) {
   laplacian_rows(g, in, lap, 0, g.ny, global_thread(), global_threads());

@@ -14,8 +14,12 @@ using namespace stencil;
 class mpi_exchange {
  public:
   mpi_exchange(const mpi_session& session, const grid_shape& g, cudaStream_t stream)
-      : g_(g), stream_(stream), rank_(session.rank()), size_(session.size()),
-        device_buffers_(mpi_takes_device_buffers()), staging_(4 * g.plane_size()) {}
+      : g_(g),
+        stream_(stream),
+        rank_(session.rank()),
+        size_(session.size()),
+        device_buffers_(mpi_takes_device_buffers()),
+        staging_(4 * g.plane_size()) {}
 
   void exchange(double* field, const halo_directions& directions) {
     const halo_messages messages = messages_of(g_, directions, rank_, size_);
@@ -37,7 +41,8 @@ class mpi_exchange {
     }
     if (!device_buffers_) APP_CUDA(cudaStreamSynchronize(stream_));
     for (std::size_t m = 0; m < messages.receives.size(); ++m) {
-      double* target = device_buffers_ ? field + g_.plane_start(messages.receives[m].row) : staged(2 + m);
+      double* target =
+          device_buffers_ ? field + g_.plane_start(messages.receives[m].row) : staged(2 + m);
       requests.emplace_back();
       APP_MPI(MPI_Irecv(target, static_cast<int>(plane), MPI_DOUBLE, messages.receives[m].peer,
                         messages.receives[m].row < 0 ? up_tag : down_tag, MPI_COMM_WORLD,

@@ -16,7 +16,10 @@ using namespace stencil;
 class nccl_exchange {
  public:
   nccl_exchange(const mpi_session& session, const grid_shape& g, cudaStream_t stream)
-      : g_(g), stream_(stream), rank_(session.rank()), size_(session.size()),
+      : g_(g),
+        stream_(stream),
+        rank_(session.rank()),
+        size_(session.size()),
         communicator_(std::make_unique<nccl_communicator>(session)) {}
 
   void exchange(double* field, const halo_directions& directions) {

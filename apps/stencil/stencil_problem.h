@@ -40,7 +40,9 @@ struct grid_shape {
     return (static_cast<std::size_t>(j + 1) * nz + k) * nx + i;
   }
   // First value of plane j (j = -1 and j = ny are the halo planes).
-  APP_HD std::size_t plane_start(int j) const { return static_cast<std::size_t>(j + 1) * plane_size(); }
+  APP_HD std::size_t plane_start(int j) const {
+    return static_cast<std::size_t>(j + 1) * plane_size();
+  }
 };
 
 // The formulas take a point by its position in the field, `at` = g.index(i, j, k), and its x
@@ -95,8 +97,14 @@ struct halo_directions {
   bool last_row_up;
 };
 // (Functions rather than constants: device code may not take a host constant's address.)
-APP_HD constexpr halo_directions lap_halo() { return {true, false}; }
-APP_HD constexpr halo_directions fly_halo() { return {false, true}; }
-APP_HD constexpr halo_directions out_halo() { return {true, true}; }
+APP_HD constexpr halo_directions lap_halo() {
+  return {true, false};
+}
+APP_HD constexpr halo_directions fly_halo() {
+  return {false, true};
+}
+APP_HD constexpr halo_directions out_halo() {
+  return {true, true};
+}
 
 }  // namespace stencil

@@ -22,7 +22,8 @@ void laplacian_rows(const grid_shape& g, const std::vector<double>& in, std::vec
                     int j_begin, int j_end) {
   for (int j = j_begin; j < j_end; ++j)
     for (int k = 0; k < g.nz; ++k)
-      for (int i = 0; i < g.nx; ++i) lap[g.index(i, j, k)] = laplacian(in.data(), g, g.index(i, j, k), i);
+      for (int i = 0; i < g.nx; ++i)
+        lap[g.index(i, j, k)] = laplacian(in.data(), g, g.index(i, j, k), i);
 }
 
 void flux_rows(const grid_shape& g, const std::vector<double>& lap, std::vector<double>& flx,
@@ -44,8 +45,7 @@ void diffusion_rows(const grid_shape& g, const std::vector<double>& in,
         out[g.index(i, j, k)] = diffused(in.data(), flx.data(), fly.data(), g, g.index(i, j, k), i);
 }
 
-std::vector<double> reference_result(const grid_shape& global, std::uint64_t seed,
-                                     int iterations) {
+std::vector<double> reference_result(const grid_shape& global, std::uint64_t seed, int iterations) {
   fields f(global);
   f.in = initial_field(global, seed, 0);
   for (int t = 0; t < iterations; ++t) {
@@ -83,8 +83,7 @@ void exchange(const grid_shape& g, std::vector<fields>& slabs, FieldOf field_of,
 }  // namespace
 
 std::vector<double> decomposed_result(const grid_shape& global, int parts, std::uint64_t seed,
-                                      int iterations,
-                                      const std::array<halo_directions, 3>& halos) {
+                                      int iterations, const std::array<halo_directions, 3>& halos) {
   if (parts < 1 || global.ny % parts != 0)
     throw std::invalid_argument("decomposed_result: " + std::to_string(global.ny) +
                                 " rows do not split into " + std::to_string(parts) + " slabs");

@@ -13,12 +13,16 @@ namespace stencil {
 
 // A field of shape g (halo planes zero) whose rows 0..ny-1 are global rows
 // first_global_row..first_global_row+ny-1 of the input drawn from seed.
-std::vector<double> initial_field(const grid_shape& g, std::uint64_t seed, long long first_global_row);
+std::vector<double> initial_field(const grid_shape& g, std::uint64_t seed,
+                                  long long first_global_row);
 
 // The five fields of one iteration, each of shape g.
 struct fields {
   explicit fields(const grid_shape& g)
-      : in(g.field_size()), out(g.field_size()), lap(g.field_size()), flx(g.field_size()),
+      : in(g.field_size()),
+        out(g.field_size()),
+        lap(g.field_size()),
+        flx(g.field_size()),
         fly(g.field_size()) {}
   std::vector<double> in, out, lap, flx, fly;
 };

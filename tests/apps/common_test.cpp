@@ -29,8 +29,9 @@ DCUDA_TEST(app_result_json_carries_every_field) {
   result.tolerance = 1e-10;
   result.parameters = "nx=\"512\"";
   const std::string json = result_json(result);
-  DCUDA_CHECK_EQ(json, std::string("{\"app\": \"stencil\", \"version\": \"dcuda\", \"gpus\": 4, "
-                                   "\"ranks_per_gpu\": 131, \"iterations\": 100, \"time_ms\": 12.5, "
-                                   "\"comm_ms\": -1, \"check\": \"passed\", \"max_error\": 0, "
-                                   "\"tolerance\": 1e-10, \"parameters\": \"nx=\\\"512\\\"\"}"));
+  DCUDA_CHECK_EQ(json,
+                 std::string("{\"app\": \"stencil\", \"version\": \"dcuda\", \"gpus\": 4, "
+                             "\"ranks_per_gpu\": 131, \"iterations\": 100, \"time_ms\": 12.5, "
+                             "\"comm_ms\": -1, \"check\": \"passed\", \"max_error\": 0, "
+                             "\"tolerance\": 1e-10, \"parameters\": \"nx=\\\"512\\\"\"}"));
 }

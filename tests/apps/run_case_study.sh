@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # A case study's GPU test: run_case_study.sh PROCESSES PROGRAM [ARGS...] runs PROGRAM under mpirun
 # with PROCESSES processes and passes when it reports its result check passed. Without a GPU, or
-# with fewer GPUs than an NCCL program needs (one GPU per process), it prints "SKIP: <why>"
-# (CTest reports it skipped).
+# with fewer GPUs than processes, it prints "SKIP: <why>" (CTest reports it skipped).
 set -uo pipefail
 processes=$1; shift
 program=$1
@@ -10,8 +9,9 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 if [ "${gpus:-0}" -eq 0 ]; then
   echo "SKIP: $(basename "$program"): no GPU found (nvidia-smi -L lists none)"; exit 0
 fi
-if [[ "$program" == *_nccl ]] && [ "$gpus" -lt "$processes" ]; then
-  echo "SKIP: $(basename "$program"): NCCL needs a GPU per process: $processes processes, $gpus GPU(s)"
+# NCCL and the dcuda runtime (unless DCUDA_DEVICE says otherwise) take one GPU per process.
+if [ "$gpus" -lt "$processes" ]; then
+  echo "SKIP: $(basename "$program"): one GPU per process: $processes processes, $gpus GPU(s)"
   exit 0
 fi
 output=$(mpirun -np "$processes" --oversubscribe --allow-run-as-root --bind-to none \

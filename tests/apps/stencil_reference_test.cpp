@@ -48,13 +48,14 @@ DCUDA_TEST(stencil_formulas_match_hand_computed_values) {
   laplacian_rows(g, in, lap, 0, 3);
   // lap row 0: (-9, -8, 5); row 1: (2, 0, 14); row 2: (43, 30, 55)... checked through the fluxes:
   DCUDA_CHECK_EQ(lap[g.index(2, 0, 0)], 4.0 * 3 - 2 - 0 - 0 - 13);  // -3
-  DCUDA_CHECK_EQ(x_flux(lap.data(), g, g.index(0, 0, 0), 0), lap[g.index(1, 0, 0)] - lap[g.index(0, 0, 0)]);
+  DCUDA_CHECK_EQ(x_flux(lap.data(), g, g.index(0, 0, 0), 0),
+                 lap[g.index(1, 0, 0)] - lap[g.index(0, 0, 0)]);
   DCUDA_CHECK_EQ(x_flux(lap.data(), g, g.index(2, 0, 0), 2), 0.0 - lap[g.index(2, 0, 0)]);
   DCUDA_CHECK_EQ(y_flux(lap.data(), g, g.index(1, 2, 0)), 0.0 - lap[g.index(1, 2, 0)]);
   flux_rows(g, lap, flx, fly, 0, 3);
-  const double expected = in[g.index(1, 1, 0)] +
-                          coefficient * (flx[g.index(1, 1, 0)] - flx[g.index(0, 1, 0)] +
-                                         fly[g.index(1, 1, 0)] - fly[g.index(1, 0, 0)]);
+  const double expected =
+      in[g.index(1, 1, 0)] + coefficient * (flx[g.index(1, 1, 0)] - flx[g.index(0, 1, 0)] +
+                                            fly[g.index(1, 1, 0)] - fly[g.index(1, 0, 0)]);
   DCUDA_CHECK_EQ(diffused(in.data(), flx.data(), fly.data(), g, g.index(1, 1, 0), 1), expected);
 }
 
@@ -83,13 +84,16 @@ DCUDA_TEST(stencil_slabs_without_one_exchange_differ_from_the_reference) {
   const grid_shape global{7, 12, 3};
   const auto expected = reference_result(global, 5, 4);
   const halo_directions none{false, false};
-  DCUDA_CHECK(max_difference(global, decomposed_result(global, 2, 5, 4, {none, fly_halo(), out_halo()}),
+  DCUDA_CHECK(max_difference(global,
+                             decomposed_result(global, 2, 5, 4, {none, fly_halo(), out_halo()}),
                              expected) > 1e-6);
-  DCUDA_CHECK(max_difference(global, decomposed_result(global, 2, 5, 4, {lap_halo(), none, out_halo()}),
+  DCUDA_CHECK(max_difference(global,
+                             decomposed_result(global, 2, 5, 4, {lap_halo(), none, out_halo()}),
                              expected) > 1e-6);
-  DCUDA_CHECK(max_difference(global, decomposed_result(global, 2, 5, 4,
-                                                       {lap_halo(), fly_halo(), {true, false}}),
-                             expected) > 1e-6);
+  DCUDA_CHECK(
+      max_difference(global,
+                     decomposed_result(global, 2, 5, 4, {lap_halo(), fly_halo(), {true, false}}),
+                     expected) > 1e-6);
 }
 
 DCUDA_TEST(stencil_halo_messages_name_rows_and_neighbours) {
