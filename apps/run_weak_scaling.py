@@ -21,12 +21,12 @@ import subprocess
 import sys
 
 VERSIONS = ["dcuda", "mpi", "nccl"]
-MPIRUN = ["mpirun", "--allow-run-as-root", "--bind-to", "none", "--oversubscribe",
-          "--mca", "btl_vader_single_copy_mechanism", "none"]
+MPIRUN_OPTIONS = ["--allow-run-as-root", "--bind-to", "none", "--oversubscribe",
+                  "--mca", "btl_vader_single_copy_mechanism", "none"]
 
 
 def run_once(program, gpus, extra):
-    command = MPIRUN[:1] + ["-np", str(gpus)] + MPIRUN[1:] + [program, "--check", "0"] + extra
+    command = (["mpirun", "-np", str(gpus)] + MPIRUN_OPTIONS + [program, "--check", "0"] + extra)
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     results = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines()
                if line.startswith("RESULT ")]

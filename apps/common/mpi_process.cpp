@@ -61,7 +61,7 @@ double max_over_processes(double value) {
   return largest;
 }
 
-void abort_with_error(const char* program, const std::string& what) {
+[[noreturn]] void abort_with_error(const char* program, const std::string& what) {
   int rank = 0, initialised = 0, finalised = 0;
   MPI_Initialized(&initialised);
   MPI_Finalized(&finalised);

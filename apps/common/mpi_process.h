@@ -37,20 +37,17 @@ int select_gpu_by_node_rank(const mpi_session& session);
 // The largest of every process's value (on every process).
 double max_over_processes(double value);
 
-// Runs body; an exception ends every process: "<program>: error: <what>" on standard error, then
-// MPI_Abort (or exit, where MPI is not initialised) with status 1.
-template <typename Body>
-int run_or_abort(const char* program, Body&& body);
+// "<program>: error: process <p>: <what>" on standard error, then MPI_Abort (or exit, where MPI
+// is not initialised) with status 1.
+[[noreturn]] void abort_with_error(const char* program, const std::string& what);
 
-void abort_with_error(const char* program, const std::string& what);
-
+// Runs body and returns its exit status; an exception ends every process (abort_with_error).
 template <typename Body>
 int run_or_abort(const char* program, Body&& body) {
   try {
     return body();
   } catch (const std::exception& error) {
     abort_with_error(program, error.what());
-    return 1;
   }
 }
 

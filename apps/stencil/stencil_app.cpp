@@ -80,8 +80,27 @@ halo_messages messages_of(const grid_shape& g, const halo_directions& directions
   return messages;
 }
 
-void report(const app_options& options, const run_setup& setup, const char* version, int processes,
-            int process, int ranks_per_gpu, double time_ms, double comm_ms, double deviation) {
+device_fields::device_fields(const run_setup& setup, int process)
+    : field_a(setup.shape.field_size()),
+      field_b(setup.shape.field_size()),
+      lap(setup.shape.field_size()),
+      flx(setup.shape.field_size()),
+      fly(setup.shape.field_size()) {
+  const std::vector<double> initial =
+      initial_field(setup.shape, setup.seed, static_cast<long long>(process) * setup.shape.ny);
+  APP_CUDA(cudaMemcpy(field_a.get(), initial.data(), field_a.bytes(), cudaMemcpyHostToDevice));
+}
+
+int check_and_report(const app_options& options, const run_setup& setup, const char* version,
+                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+                     const double* final_field) {
+  double deviation = 0;
+  if (setup.check) {
+    std::vector<double> result(setup.shape.field_size());
+    APP_CUDA(cudaMemcpy(result.data(), final_field, result.size() * sizeof(double),
+                        cudaMemcpyDeviceToHost));
+    deviation = deviation_from_reference(setup, result, process, processes);
+  }
   app_result result;
   result.app = "stencil";
   result.version = version;
@@ -95,6 +114,7 @@ void report(const app_options& options, const run_setup& setup, const char* vers
   result.tolerance = tolerance;
   result.parameters = options.summary();
   if (process == 0) print_result(result);
+  return setup.check && deviation > tolerance ? 1 : 0;
 }
 
 }  // namespace stencil

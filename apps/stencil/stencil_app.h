@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda_resources.h"
 #include "options.h"
 #include "result.h"
 #include "stencil_problem.h"
@@ -35,13 +36,23 @@ constexpr double tolerance = 1e-10;
 double deviation_from_reference(const run_setup& setup, const std::vector<double>& field,
                                 int process, int processes);
 
-// Fills and prints the result line of process 0 (collective: takes the largest time).
-void report(const app_options& options, const run_setup& setup, const char* version, int processes,
-            int process, int ranks_per_gpu, double time_ms, double comm_ms, double deviation);
+// The five fields of one GPU in device memory, zeroed, the input (this process's slab) in
+// field_a.
+struct device_fields {
+  device_fields(const run_setup& setup, int process);
+  device_array<double> field_a, field_b, lap, flx, fly;
+  // The field that holds the result after `iterations` iterations (in and out swap each one).
+  const double* result_after(int iterations) const {
+    return (iterations & 1) == 0 ? field_a.get() : field_b.get();
+  }
+};
 
-}  // namespace stencil
-
-namespace stencil {
+// The end of every version's run, collective over MPI_COMM_WORLD: with --check 1, the result
+// `final_field` (device memory) against the CPU reference; then process 0's result line (the
+// largest time of any process). Returns the program's exit status: 1 when the check failed.
+int check_and_report(const app_options& options, const run_setup& setup, const char* version,
+                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+                     const double* final_field);
 
 // The messages of one halo exchange of a process that owns slab `process` of `processes`: which
 // of its rows it sends to which neighbour, and into which of its halo planes a neighbour's row

@@ -16,7 +16,7 @@
 
 namespace stencil {
 
-// One block of 256 threads per 2048 points (8 per thread), at most 64 K blocks.
+// One block per 2048 points (8 per thread at the default 256 threads), at most 64 K blocks.
 inline int blocks_for(const grid_shape& g) {
   const std::size_t points = g.plane_size() * static_cast<std::size_t>(g.ny);
   const std::size_t blocks = (points + 2047) / 2048;
@@ -32,26 +32,25 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   const run_setup setup = setup_from(options);
   const grid_shape g = setup.shape;
 
-  device_array<double> field_a(g.field_size()), field_b(g.field_size()), lap(g.field_size()),
-      flx(g.field_size()), fly(g.field_size());
-  const std::vector<double> initial =
-      initial_field(g, setup.seed, static_cast<long long>(session.rank()) * g.ny);
-  APP_CUDA(cudaMemcpy(field_a.get(), initial.data(), field_a.bytes(), cudaMemcpyHostToDevice));
+  device_fields fields(setup, session.rank());
+  double* lap = fields.lap.get();
+  double* flx = fields.flx.get();
+  double* fly = fields.fly.get();
   cuda_stream stream;
   auto exchange = make_exchange(session, g, stream.get());
 
-  double* in = field_a.get();
-  double* out = field_b.get();
+  double* in = fields.field_a.get();
+  double* out = fields.field_b.get();
   const int threads = options.get_int("threads");
   const int blocks = options.get("blocks") > 0 ? options.get_int("blocks") : blocks_for(g);
   auto iteration = [&] {
-    laplacian_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, lap.get());
+    laplacian_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, lap);
     APP_CUDA(cudaGetLastError());
-    exchange.exchange(lap.get(), lap_halo());
-    flux_kernel<<<blocks, threads, 0, stream.get()>>>(g, lap.get(), flx.get(), fly.get());
+    exchange.exchange(lap, lap_halo());
+    flux_kernel<<<blocks, threads, 0, stream.get()>>>(g, lap, flx, fly);
     APP_CUDA(cudaGetLastError());
-    exchange.exchange(fly.get(), fly_halo());
-    diffusion_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, flx.get(), fly.get(), out);
+    exchange.exchange(fly, fly_halo());
+    diffusion_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, flx, fly, out);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(out, out_halo());
     std::swap(in, out);
@@ -68,14 +67,8 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   const double time_ms = (MPI_Wtime() - start) * 1e3;
   const double comm_ms = exchange.communication_ms();
 
-  double deviation = 0;
-  if (setup.check) {
-    std::vector<double> result(g.field_size());
-    APP_CUDA(cudaMemcpy(result.data(), in, field_a.bytes(), cudaMemcpyDeviceToHost));
-    deviation = deviation_from_reference(setup, result, session.rank(), session.size());
-  }
-  report(options, setup, version, session.size(), session.rank(), 0, time_ms, comm_ms, deviation);
-  return setup.check && deviation > tolerance ? 1 : 0;
+  return check_and_report(options, setup, version, session.size(), session.rank(), 0, time_ms,
+                          comm_ms, in);
 }
 
 }  // namespace stencil

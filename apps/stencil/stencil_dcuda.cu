@@ -61,7 +61,8 @@ struct rank_layout {
 };
 
 // Sends the stage's boundary rows to the neighbours that read them (put_notify: data, then the
-// tag). All threads of the rank must have written the stage before any thread copies it.
+// tag). The block barrier ends the stage: the next one reads rows other threads wrote, and a rank
+// without neighbours to send to or wait for (one rank in all) makes no dcuda call in between.
 __device__ void send_halo(dcuda_state& gst, const rank_layout& me, const grid_shape& g,
                           dcuda_win win, double* field, halo_directions directions, int tag) {
   __syncthreads();
@@ -189,34 +190,24 @@ int run(int argc, char** argv) {
     throw std::invalid_argument("a field of " + std::to_string(g.field_size() * sizeof(double)) +
                                 " bytes exceeds a dcuda window (at most 2^31 - 1 bytes)");
 
-  double time_ms = 0, deviation = 0;
+  int status = 0;
   {
-    device_array<double> field_a(g.field_size()), field_b(g.field_size()), lap(g.field_size()),
-        flx(g.field_size()), fly(g.field_size());
-    const std::vector<double> initial =
-        initial_field(g, setup.seed, static_cast<long long>(info.process_index) * g.ny);
-    APP_CUDA(cudaMemcpy(field_a.get(), initial.data(), field_a.bytes(), cudaMemcpyHostToDevice));
+    device_fields fields(setup, info.process_index);
     stencil_data data{g,
-                      {field_a.get(), field_b.get()},
-                      lap.get(),
-                      flx.get(),
-                      fly.get(),
+                      {fields.field_a.get(), fields.field_b.get()},
+                      fields.lap.get(),
+                      fields.flx.get(),
+                      fields.fly.get(),
                       info.process_index,
                       setup.warmup,
                       setup.iterations};
     dcuda_host_run(dcuda, &data, sizeof(data));
-    time_ms = dcuda_host_get_timings(dcuda).at(0);
-    if (setup.check) {
-      std::vector<double> result(g.field_size());
-      const double* final_field = data.field[(setup.warmup + setup.iterations) & 1];
-      APP_CUDA(cudaMemcpy(result.data(), final_field, field_a.bytes(), cudaMemcpyDeviceToHost));
-      deviation = deviation_from_reference(setup, result, info.process_index, info.process_count);
-    }
+    status = check_and_report(options, setup, "dcuda", info.process_count, info.process_index,
+                              info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1,
+                              fields.result_after(setup.warmup + setup.iterations));
   }
-  report(options, setup, "dcuda", info.process_count, info.process_index, info.rank_responsible,
-         time_ms, -1, deviation);
   dcuda_host_finish(dcuda);
-  return setup.check && deviation > tolerance ? 1 : 0;
+  return status;
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ class mpi_exchange {
     const double start = MPI_Wtime();
     const std::size_t plane = g_.plane_size();
     std::vector<MPI_Request> requests;
+    const double* sources[2] = {nullptr, nullptr};  // what each send reads: the plane or its copy
     // Staging slots: sends in 0..1, receives in 2..3.
     auto staged = [&](std::size_t slot) { return staging_.get() + slot * plane; };
     for (std::size_t m = 0; m < messages.sends.size(); ++m) {
@@ -37,7 +38,7 @@ class mpi_exchange {
                                  stream_));
         source = staged(m);
       }
-      sources_[m] = source;
+      sources[m] = source;
     }
     if (!device_buffers_) APP_CUDA(cudaStreamSynchronize(stream_));
     for (std::size_t m = 0; m < messages.receives.size(); ++m) {
@@ -50,7 +51,7 @@ class mpi_exchange {
     }
     for (std::size_t m = 0; m < messages.sends.size(); ++m) {
       requests.emplace_back();
-      APP_MPI(MPI_Isend(sources_[m], static_cast<int>(plane), MPI_DOUBLE, messages.sends[m].peer,
+      APP_MPI(MPI_Isend(sources[m], static_cast<int>(plane), MPI_DOUBLE, messages.sends[m].peer,
                         messages.sends[m].row == 0 ? down_tag : up_tag, MPI_COMM_WORLD,
                         &requests.back()));
     }
@@ -78,7 +79,6 @@ class mpi_exchange {
   int rank_, size_;
   bool device_buffers_;
   pinned_array<double> staging_;
-  const double* sources_[2] = {nullptr, nullptr};
   bool timing_ = false;
   double communication_ms_ = 0;
 };

@@ -20,7 +20,7 @@ class nccl_exchange {
         stream_(stream),
         rank_(session.rank()),
         size_(session.size()),
-        communicator_(std::make_unique<nccl_communicator>(session)) {}
+        communicator_(session) {}
 
   void exchange(double* field, const halo_directions& directions) {
     const halo_messages messages = messages_of(g_, directions, rank_, size_);
@@ -35,10 +35,10 @@ class nccl_exchange {
     APP_NCCL(ncclGroupStart());
     for (const auto& message : messages.receives)
       APP_NCCL(ncclRecv(field + g_.plane_start(message.row), plane, ncclDouble, message.peer,
-                        communicator_->get(), stream_));
+                        communicator_.get(), stream_));
     for (const auto& message : messages.sends)
       APP_NCCL(ncclSend(field + g_.plane_start(message.row), plane, ncclDouble, message.peer,
-                        communicator_->get(), stream_));
+                        communicator_.get(), stream_));
     APP_NCCL(ncclGroupEnd());
     if (timing_) APP_CUDA(cudaEventRecord(marks_.back().second->get(), stream_));
   }
@@ -58,7 +58,7 @@ class nccl_exchange {
   grid_shape g_;
   cudaStream_t stream_;
   int rank_, size_;
-  std::unique_ptr<nccl_communicator> communicator_;
+  nccl_communicator communicator_;
   bool timing_ = false;
   std::vector<std::pair<std::unique_ptr<cuda_event>, std::unique_ptr<cuda_event>>> marks_;
 };
