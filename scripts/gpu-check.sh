@@ -41,6 +41,19 @@ part="${DCUDA_CHECK_PART:-all}"
 if [ "$part" = apps ]; then
   step "case studies: GPU tests (each version against its CPU reference, 1, 2, 4 processes)"
   ctest --test-dir build -L apps --output-on-failure -j 1 || status=1
+  # One process under compute-sanitizer (small sizes; the dcuda version with 16 ranks).
+  for tool in memcheck racecheck; do
+    for program in build/apps/*/*_dcuda build/apps/*/*_mpi; do
+      if DCUDA_RANKS_PER_DEVICE=16 DCUDA_WAIT_TIMEOUT=120 compute-sanitizer --tool "$tool" \
+           --error-exitcode 86 "$program" --nx 64 --ny 48 --nz 4 --iterations 3 --warmup 1 \
+           > "$OUT/sanitizer-app.log" 2>&1 && grep -q "check passed" "$OUT/sanitizer-app.log"; then
+        echo "$tool PASS $program"
+      else
+        status=1; echo "$tool FAIL $program"; tail -40 "$OUT/sanitizer-app.log"
+      fi
+    done
+  done
+  rm -f "$OUT/sanitizer-app.log"
   gpu_counts=""
   for count in 1 2 4; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
   step "case studies: weak scaling on$gpu_counts GPU(s)"
