@@ -8,7 +8,7 @@
 # on the submitting machine (the device copy of the tree has no .git).
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
 # DCUDA_CHECK_PART=apps runs the case studies (issue 4) alone: their GPU tests (ctest -L apps),
-# then apps/run_weak_scaling.py on 1, 2, 4 GPUs (as many as the machine has), JSON in
+# then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
 # DCUDA_APPS_REPEATS the runs).
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
@@ -64,7 +64,7 @@ if [ "$part" = apps ]; then
   built_apps() { for dir in build/apps/*/; do
     ls "$dir"*_dcuda "$dir"*_mpi >/dev/null 2>&1 && basename "$dir"; done | grep -v reduction; }
   gpu_counts=""
-  for count in 1 2 4; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
+  for count in 1 2 4 8; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
   step "case studies: weak scaling on$gpu_counts GPU(s)"
   python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
     --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1

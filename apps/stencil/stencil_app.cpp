@@ -21,21 +21,27 @@ app_options parse_options(int argc, char** argv, const char* program) {
        {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
        {"seed", 42, "input seed"},
        {"threads", 256, "baselines: threads per block of the stage kernels"},
-       {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"}});
+       {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"},
+       {"step_levels", 0, "dcuda: levels a rank takes through all three stages at once (0: nz)"},
+       {"pad", 0, "values of padding after each y-plane (layout experiment)"},
+       {"blocks_own_rows", 0, "baselines: 1 gives each block a run of rows, as dcuda ranks have"},
+       {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}});
 }
 
 run_setup setup_from(const app_options& options) {
   run_setup setup;
-  setup.shape = {options.get_int("nx"), options.get_int("ny"), options.get_int("nz")};
+  setup.shape = {options.get_int("nx"), options.get_int("ny"), options.get_int("nz"),
+                 options.get_int("pad")};
   setup.iterations = options.get_int("iterations");
   setup.warmup = options.get_int("warmup");
   setup.check = options.get("check") != 0;
   setup.seed = static_cast<std::uint64_t>(options.get("seed"));
   const grid_shape& g = setup.shape;
-  if (g.nx < 1 || g.ny < 1 || g.nz < 1 || setup.iterations < 0 || setup.warmup < 0)
+  if (g.nx < 1 || g.ny < 1 || g.nz < 1 || g.pad < 0 || setup.iterations < 0 || setup.warmup < 0)
     throw std::invalid_argument(
-        "nx, ny, nz must be at least 1 and iterations, warmup at least 0 (" + options.summary() +
-        ")");
+        "nx, ny, nz must be at least 1 and pad, iterations, warmup at "
+        "least 0 (" +
+        options.summary() + ")");
   // The kernels number a GPU's points (halo planes included) with 32 bits.
   if (g.field_size() >= (std::size_t{1} << 31))
     throw std::invalid_argument("a GPU's part of " + std::to_string(g.field_size()) +
@@ -46,7 +52,7 @@ run_setup setup_from(const app_options& options) {
 double deviation_from_reference(const run_setup& setup, const std::vector<double>& field,
                                 int process, int processes) {
   const grid_shape& g = setup.shape;
-  const grid_shape global{g.nx, g.ny * processes, g.nz};
+  const grid_shape global{g.nx, g.ny * processes, g.nz, g.pad};
   const std::size_t rows_values = g.plane_size() * static_cast<std::size_t>(g.ny);
   if (rows_values > static_cast<std::size_t>(INT32_MAX))
     throw std::invalid_argument(

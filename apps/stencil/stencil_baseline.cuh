@@ -6,6 +6,8 @@
 //   void start_timing();         // from now on, count communication time
 #pragma once
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "cuda_resources.h"
@@ -43,14 +45,19 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   double* out = fields.field_b.get();
   const int threads = options.get_int("threads");
   const int blocks = options.get("blocks") > 0 ? options.get_int("blocks") : blocks_for(g);
+  const bool blocks_own_rows = options.get("blocks_own_rows") != 0;
+  if (blocks_own_rows && blocks > g.ny)
+    throw std::invalid_argument("--blocks_own_rows 1 needs at most one block per row (" +
+                                std::to_string(blocks) + " blocks, " + std::to_string(g.ny) +
+                                " rows): set --blocks");
   auto iteration = [&] {
-    laplacian_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, lap);
+    laplacian_kernel<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, lap);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(lap, lap_halo());
-    flux_kernel<<<blocks, threads, 0, stream.get()>>>(g, lap, flx, fly);
+    flux_kernel<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, lap, flx, fly);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(fly, fly_halo());
-    diffusion_kernel<<<blocks, threads, 0, stream.get()>>>(g, in, flx, fly, out);
+    diffusion_kernel<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, flx, fly, out);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(out, out_halo());
     std::swap(in, out);

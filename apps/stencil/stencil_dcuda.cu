@@ -15,6 +15,7 @@
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
 #include "mpi_process.h"
+#include "rank_phase_clock.cuh"
 #include "stencil_app.h"
 #include "stencil_kernels.cuh"
 #include "stencil_reference.h"
@@ -30,8 +31,11 @@ using namespace stencil;
 #endif
 constexpr int threads_per_rank = 1024;
 
-// Tags: the three halo exchanges of an iteration (stencil_problem.h, halo_directions).
-constexpr int out_tag = 1, lap_tag = 2, fly_tag = 3;
+// Tags: one per halo exchange and direction, so that every wait expects notifications from one
+// neighbour only. A neighbour may run a step ahead (the next levels), and its notifications then
+// queue behind the ones we wait for: they arrive in order per source.
+constexpr int out_from_below_tag = 1, out_from_above_tag = 2, lap_from_above_tag = 3,
+              fly_from_below_tag = 4;
 
 struct stencil_data {
   grid_shape g;  // this GPU's part
@@ -41,6 +45,8 @@ struct stencil_data {
   double* fly;
   int process;  // this GPU's slab of the global grid
   int warmup, iterations;
+  int levels_per_step;      // levels a rank takes through all three stages before the next ones
+  std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
 // A rank's neighbours and rows; world ranks are numbered GPU by GPU, every GPU with the same
@@ -60,36 +66,45 @@ struct rank_layout {
   }
 };
 
-// Sends the stage's boundary rows to the neighbours that read them (put_notify: data, then the
-// tag). The block barrier ends the stage: the next one reads rows other threads wrote, and a rank
-// without neighbours to send to or wait for (one rank in all) makes no dcuda call in between.
+// Sends the stage's boundary rows, at the step's levels (contiguous in a row), to the neighbours
+// that read them (put_notify: data, then the tag; the tag names the direction the data comes
+// from, as the receiver sees it). The block barrier ends the stage: the next one reads rows
+// other threads wrote, and a rank without neighbours to send to or wait for (one rank in all)
+// makes no dcuda call in between.
 __device__ void send_halo(dcuda_state& gst, const rank_layout& me, const grid_shape& g,
-                          dcuda_win win, double* field, halo_directions directions, int tag) {
+                          point_block step, dcuda_win win, double* field,
+                          halo_directions directions, int tag_going_down, int tag_going_up,
+                          rank_phase_clock& clock) {
+  clock.end(phase_compute);
   __syncthreads();
-  const int plane_bytes = static_cast<int>(g.plane_size() * sizeof(double));
+  clock.end(phase_barrier);
+  const int level_offset = step.k_begin * g.nx;
+  const int bytes = static_cast<int>((step.k_end - step.k_begin) * g.nx * sizeof(double));
+  const int level_offset_bytes = static_cast<int>(level_offset * sizeof(double));
   if (directions.first_row_down && me.below >= 0)
-    dcuda_put_notify(gst, win, me.below, me.offset_in(g, me.below, me.j_begin), plane_bytes,
-                     field + g.plane_start(me.j_begin), tag);
+    dcuda_put_notify(gst, win, me.below, me.offset_in(g, me.below, me.j_begin) + level_offset_bytes,
+                     bytes, field + g.plane_start(me.j_begin) + level_offset, tag_going_down);
   if (directions.last_row_up && me.above >= 0)
-    dcuda_put_notify(gst, win, me.above, me.offset_in(g, me.above, me.j_end - 1), plane_bytes,
-                     field + g.plane_start(me.j_end - 1), tag);
+    dcuda_put_notify(gst, win, me.above,
+                     me.offset_in(g, me.above, me.j_end - 1) + level_offset_bytes, bytes,
+                     field + g.plane_start(me.j_end - 1) + level_offset, tag_going_up);
+  clock.end(phase_send);
 }
 
 // The stages of a rank, each a function of its own: the kernel's dcuda calls keep many values
 // live, and inlined into it the point loops would spill with them (64 registers per thread at
 // 1024 threads); called, they get the registers to themselves.
 __device__ __noinline__ void rank_laplacian(const grid_shape g, const double* in, double* lap,
-                                            int j_begin, int j_end) {
-  laplacian_rows(g, in, lap, j_begin, j_end, threadIdx.x, blockDim.x);
+                                            point_block step) {
+  laplacian_rows(g, in, lap, step, threadIdx.x, blockDim.x);
 }
 __device__ __noinline__ void rank_flux(const grid_shape g, const double* lap, double* flx,
-                                       double* fly, int j_begin, int j_end) {
-  flux_rows(g, lap, flx, fly, j_begin, j_end, threadIdx.x, blockDim.x);
+                                       double* fly, point_block step) {
+  flux_rows(g, lap, flx, fly, step, threadIdx.x, blockDim.x);
 }
 __device__ __noinline__ void rank_diffusion(const grid_shape g, const double* in, const double* flx,
-                                            const double* fly, double* out, int j_begin,
-                                            int j_end) {
-  diffusion_rows(g, in, flx, fly, out, j_begin, j_end, threadIdx.x, blockDim.x);
+                                            const double* fly, double* out, point_block step) {
+  diffusion_rows(g, in, flx, fly, out, step, threadIdx.x, blockDim.x);
 }
 
 __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
@@ -112,10 +127,6 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   me.j_end = static_cast<int>(static_cast<long long>(local_rank + 1) * g.ny / local_size);
   me.below = world_rank > 0 ? world_rank - 1 : -1;
   me.above = world_rank + 1 < world_size ? world_rank + 1 : -1;
-  // What each wait expects: out's rows from both neighbours, lap's from above, fly's from below.
-  const int out_expected = (me.below >= 0) + (me.above >= 0);
-  const int lap_expected = me.above >= 0;
-  const int fly_expected = me.below >= 0;
 
   const int window_bytes = static_cast<int>(g.field_size() * sizeof(double));
   dcuda_win field_window[2], lap_window, fly_window;
@@ -124,35 +135,63 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   dcuda_win_create(gst, DCUDA_COMM_WORLD, data->lap, window_bytes, &lap_window);
   dcuda_win_create(gst, DCUDA_COMM_WORLD, data->fly, window_bytes, &fly_window);
 
+  // An iteration goes through the levels in steps of levels_per_step, each step all three
+  // stages with their exchanges. Levels are independent 2-D problems, so a step is the whole
+  // algorithm on a few levels; what one stage writes the next reads soon after, while it is
+  // still in L2, where whole-grid stages would read it back from memory.
+  const int step_levels = data->levels_per_step;
+  auto step_at = [&](int k_begin) {
+    return point_block{me.j_begin, me.j_end, k_begin, min(k_begin + step_levels, g.nz)};
+  };
+  rank_phase_clock clock;
+  auto wait_for = [&](int neighbour, int tag) {
+    if (neighbour < 0) return;
+    dcuda_wait_notifications(gst, tag, 1);
+    clock.end(phase_wait);
+  };
+  auto wait_for_input_rows = [&]() {
+    wait_for(me.below, out_from_below_tag);
+    wait_for(me.above, out_from_above_tag);
+  };
+
   // The input's boundary rows, read by the first iteration.
-  send_halo(gst, me, g, field_window[0], data->field[0], out_halo(), out_tag);
+  for (int k = 0; k < g.nz; k += step_levels)
+    send_halo(gst, me, g, step_at(k), field_window[0], data->field[0], out_halo(),
+              out_from_above_tag, out_from_below_tag, clock);
 
   auto iteration = [&](int t) {
     const int now = t & 1, next = now ^ 1;
     const double* in = data->field[now];
     double* out = data->field[next];
-    if (out_expected > 0) dcuda_wait_notifications(gst, out_tag, out_expected);
-    rank_laplacian(g, in, data->lap, me.j_begin, me.j_end);
-    send_halo(gst, me, g, lap_window, data->lap, lap_halo(), lap_tag);
-    if (lap_expected > 0) dcuda_wait_notifications(gst, lap_tag, lap_expected);
-    rank_flux(g, data->lap, data->flx, data->fly, me.j_begin, me.j_end);
-    send_halo(gst, me, g, fly_window, data->fly, fly_halo(), fly_tag);
-    if (fly_expected > 0) dcuda_wait_notifications(gst, fly_tag, fly_expected);
-    rank_diffusion(g, in, data->flx, data->fly, out, me.j_begin, me.j_end);
-    send_halo(gst, me, g, field_window[next], out, out_halo(), out_tag);
+    for (int k = 0; k < g.nz; k += step_levels) {
+      const point_block step = step_at(k);
+      wait_for_input_rows();
+      rank_laplacian(g, in, data->lap, step);
+      send_halo(gst, me, g, step, lap_window, data->lap, lap_halo(), lap_from_above_tag, -1, clock);
+      wait_for(me.above, lap_from_above_tag);
+      rank_flux(g, data->lap, data->flx, data->fly, step);
+      send_halo(gst, me, g, step, fly_window, data->fly, fly_halo(), -1, fly_from_below_tag, clock);
+      wait_for(me.below, fly_from_below_tag);
+      rank_diffusion(g, in, data->flx, data->fly, out, step);
+      send_halo(gst, me, g, step, field_window[next], out, out_halo(), out_from_above_tag,
+                out_from_below_tag, clock);
+    }
     // Through the network path a large put keeps its source until the proxy has copied it; the
     // rows sent are written again next iteration.
     dcuda_win_flush(gst, lap_window);
     dcuda_win_flush(gst, fly_window);
     dcuda_win_flush(gst, field_window[next]);
+    clock.end(phase_send);
   };
 
   int t = 0;
   for (; t < data->warmup; ++t) iteration(t);
   dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
   dcuda_start_cpu_timer(gst);
+  clock.start(data->phase_ns != nullptr);
   for (; t < data->warmup + data->iterations; ++t) iteration(t);
-  if (out_expected > 0) dcuda_wait_notifications(gst, out_tag, out_expected);
+  clock.store(data->phase_ns + local_rank * phase_count);
+  for (int k = 0; k < g.nz; k += step_levels) wait_for_input_rows();
   dcuda_stop_cpu_timer(gst);
 
   dcuda_win_free(gst, fly_window);
@@ -190,9 +229,19 @@ int run(int argc, char** argv) {
     throw std::invalid_argument("a field of " + std::to_string(g.field_size() * sizeof(double)) +
                                 " bytes exceeds a dcuda window (at most 2^31 - 1 bytes)");
 
+  const int step_levels =
+      options.get_int("step_levels") == 0 ? g.nz : options.get_int("step_levels");
+  if (step_levels < 1 || step_levels > g.nz)
+    throw std::invalid_argument("--step_levels " + std::to_string(step_levels) +
+                                ": must be 0 (all levels) or 1 to nz (" + std::to_string(g.nz) +
+                                ")");
+
+  const bool phases = options.get("phases") != 0;
+
   int status = 0;
   {
     device_fields fields(setup, info.process_index);
+    device_array<std::uint64_t> phase_ns(phases ? info.rank_responsible * phase_count : 0);
     stencil_data data{g,
                       {fields.field_a.get(), fields.field_b.get()},
                       fields.lap.get(),
@@ -200,8 +249,16 @@ int run(int argc, char** argv) {
                       fields.fly.get(),
                       info.process_index,
                       setup.warmup,
-                      setup.iterations};
+                      setup.iterations,
+                      step_levels,
+                      phases ? phase_ns.get() : nullptr};
     dcuda_host_run(dcuda, &data, sizeof(data));
+    if (phases) {
+      std::vector<std::uint64_t> table(phase_ns.size());
+      APP_CUDA(cudaMemcpy(table.data(), phase_ns.get(), table.size() * sizeof(std::uint64_t),
+                          cudaMemcpyDeviceToHost));
+      print_rank_phases(table, info.process_index, setup.iterations);
+    }
     status = check_and_report(options, setup, "dcuda", info.process_count, info.process_index,
                               info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1,
                               fields.result_after(setup.warmup + setup.iterations));

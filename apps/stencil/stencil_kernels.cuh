@@ -3,101 +3,76 @@
 // formula in stencil_problem.h.
 #pragma once
 
+#include "point_walk.h"
 #include "stencil_problem.h"
 
 namespace stencil {
 
-// Every point of rows j_begin..j_end-1, thread `thread` of `threads` taking every threads-th
-// point (consecutive threads, consecutive x: coalesced), level by level: all of the rows at
-// level 0, then at level 1, ... A point reads its field at the rows next to its own, one plane
-// (nx * nz values) away; going level by level keeps what is reused between rows a few rows of
-// one level. Going row by row (each row's whole plane at once), the 131 ranks of a GPU would
-// each keep two planes in use, 67 MB at the default size, more than the H200's 50 MB L2, and
-// read every value three times from memory (measured: 1.8x slower than the baselines).
-// Points go in batches of four per thread, the four values computed (their loads in flight
-// together) before any is stored. The baselines' kernels run the same code.
-// Positions are 32-bit: setup_from keeps a GPU's rows below 2^31 points.
-template <typename Compute, typename Store>
-__device__ inline void for_rows(const grid_shape& g, int j_begin, int j_end, unsigned thread,
-                                unsigned threads, Compute compute, Store store) {
-  constexpr unsigned batch = 4;
-  const unsigned nx = static_cast<unsigned>(g.nx);
-  const unsigned rows = static_cast<unsigned>(j_end - j_begin);
-  const unsigned level_points = rows * nx;  // of our rows, at one level
-  const unsigned count = level_points * static_cast<unsigned>(g.nz);
-  const unsigned first_row = static_cast<unsigned>(g.plane_start(j_begin));
-  const unsigned plane = static_cast<unsigned>(g.plane_size());
-  using value = decltype(compute(0u, 0));
-  for (unsigned first = thread; first < count; first += threads * batch) {
-    value values[batch];
-    unsigned at[batch];
-#pragma unroll
-    for (unsigned b = 0; b < batch; ++b) {
-      const unsigned p = first + b * threads;
-      if (p < count) {
-        const unsigned k = p / level_points, in_level = p - k * level_points;
-        const unsigned row = in_level / nx, i = in_level - row * nx;
-        at[b] = first_row + row * plane + k * nx + i;
-        values[b] = compute(at[b], static_cast<int>(i));
-      }
-    }
-#pragma unroll
-    for (unsigned b = 0; b < batch; ++b)
-      if (first + b * threads < count) store(at[b], values[b]);
-  }
+// Every point of a block, thread `thread` of `threads` taking every threads-th point
+// (consecutive threads, consecutive x: coalesced), level by level: all of the rows at level 0,
+// then at level 1, ... A point reads its field at the rows next to its own, one plane away;
+// going level by level keeps what is reused between rows a few rows of one level. Going row by
+// row (each row's whole plane at once), the 131 ranks of a GPU would each keep two planes in
+// use, 67 MB at the default size, more than the H200's 50 MB L2, and read every value three
+// times from memory (measured: 1.8x slower than the baselines). One point at a time: batches of
+// four (their loads in flight together) were slower, for ranks and for the baselines' kernels.
+template <typename Visit>
+__device__ inline void for_rows(const grid_shape& g, point_block block, unsigned thread,
+                                unsigned threads, Visit visit) {
+  for (point_walk p(g, block, thread, threads); !p.done(); p.next()) visit(p.at(), p.i());
 }
 
-struct flux_pair {
-  double x, y;
-};
-
 __device__ inline void laplacian_rows(const grid_shape& g, const double* in, double* lap,
-                                      int j_begin, int j_end, unsigned thread, unsigned threads) {
-  for_rows(
-      g, j_begin, j_end, thread, threads,
-      [&](unsigned at, int i) { return laplacian(in, g, at, i); },
-      [&](unsigned at, double v) { lap[at] = v; });
+                                      point_block b, unsigned thread, unsigned threads) {
+  for_rows(g, b, thread, threads, [&](unsigned at, int i) { lap[at] = laplacian(in, g, at, i); });
 }
 
 __device__ inline void flux_rows(const grid_shape& g, const double* lap, double* flx, double* fly,
-                                 int j_begin, int j_end, unsigned thread, unsigned threads) {
-  for_rows(
-      g, j_begin, j_end, thread, threads,
-      [&](unsigned at, int i) {
-        return flux_pair{x_flux(lap, g, at, i), y_flux(lap, g, at)};
-      },
-      [&](unsigned at, flux_pair v) {
-        flx[at] = v.x;
-        fly[at] = v.y;
-      });
+                                 point_block b, unsigned thread, unsigned threads) {
+  for_rows(g, b, thread, threads, [&](unsigned at, int i) {
+    flx[at] = x_flux(lap, g, at, i);
+    fly[at] = y_flux(lap, g, at);
+  });
 }
 
 __device__ inline void diffusion_rows(const grid_shape& g, const double* in, const double* flx,
-                                      const double* fly, double* out, int j_begin, int j_end,
+                                      const double* fly, double* out, point_block b,
                                       unsigned thread, unsigned threads) {
-  for_rows(
-      g, j_begin, j_end, thread, threads,
-      [&](unsigned at, int i) { return diffused(in, flx, fly, g, at, i); },
-      [&](unsigned at, double v) { out[at] = v; });
+  for_rows(g, b, thread, threads,
+           [&](unsigned at, int i) { out[at] = diffused(in, flx, fly, g, at, i); });
 }
 
-// The baselines' kernels: one stage over all rows of the GPU.
-__device__ inline unsigned global_thread() {
-  return blockIdx.x * blockDim.x + threadIdx.x;
-}
-__device__ inline unsigned global_threads() {
-  return gridDim.x * blockDim.x;
+// The baselines' kernels: one stage over all rows of the GPU, every thread of the grid taking
+// every (grid's threads)-th point. With blocks_own_rows (an experiment, --blocks_own_rows 1) each
+// block takes a run of rows instead, its threads sharing them out as a dcuda rank's do.
+struct kernel_share {
+  point_block block;
+  unsigned thread, threads;
+};
+__device__ inline kernel_share share_of(const grid_shape& g, bool blocks_own_rows) {
+  if (!blocks_own_rows)
+    return {{0, g.ny, 0, g.nz}, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x};
+  const long long ny = g.ny, block = blockIdx.x, blocks = gridDim.x;
+  return {
+      {static_cast<int>(block * ny / blocks), static_cast<int>((block + 1) * ny / blocks), 0, g.nz},
+      threadIdx.x,
+      blockDim.x};
 }
 
-__global__ void laplacian_kernel(grid_shape g, const double* in, double* lap) {
-  laplacian_rows(g, in, lap, 0, g.ny, global_thread(), global_threads());
+__global__ void laplacian_kernel(grid_shape g, bool blocks_own_rows, const double* in,
+                                 double* lap) {
+  const kernel_share share = share_of(g, blocks_own_rows);
+  laplacian_rows(g, in, lap, share.block, share.thread, share.threads);
 }
-__global__ void flux_kernel(grid_shape g, const double* lap, double* flx, double* fly) {
-  flux_rows(g, lap, flx, fly, 0, g.ny, global_thread(), global_threads());
+__global__ void flux_kernel(grid_shape g, bool blocks_own_rows, const double* lap, double* flx,
+                            double* fly) {
+  const kernel_share share = share_of(g, blocks_own_rows);
+  flux_rows(g, lap, flx, fly, share.block, share.thread, share.threads);
 }
-__global__ void diffusion_kernel(grid_shape g, const double* in, const double* flx,
-                                 const double* fly, double* out) {
-  diffusion_rows(g, in, flx, fly, out, 0, g.ny, global_thread(), global_threads());
+__global__ void diffusion_kernel(grid_shape g, bool blocks_own_rows, const double* in,
+                                 const double* flx, const double* fly, double* out) {
+  const kernel_share share = share_of(g, blocks_own_rows);
+  diffusion_rows(g, in, flx, fly, out, share.block, share.thread, share.threads);
 }
 
 }  // namespace stencil

@@ -10,9 +10,10 @@
 //
 // Layout of every field of one GPU (or of the whole grid, for the CPU reference): y-planes, one
 // halo plane below (j = -1) and one above (j = ny); inside a plane z-levels of nx points:
-// index(i, j, k) = ((j + 1) * nz + k) * nx + i. A y-plane is therefore contiguous (nx * nz
-// values): the message of a halo exchange. The domain is split in y only (1-D decomposition):
-// each GPU owns ny consecutive rows of the global grid; each dcuda rank a run of them.
+// index(i, j, k) = (j + 1) * (nx * nz + pad) + k * nx + i (pad 0 unless asked for). A y-plane is
+// therefore contiguous (nx * nz values): the message of a halo exchange. The domain is split in y
+// only (1-D decomposition): each GPU owns ny consecutive rows of the global grid; each dcuda rank a
+// run of them.
 //
 // These formulas are the only definition of the arithmetic: the CPU reference and every GPU
 // version call them, so a result check compares like with like (up to contraction into FMA).
@@ -29,15 +30,17 @@ namespace stencil {
 constexpr double coefficient = 1.0 / 64.0;
 
 struct grid_shape {
-  int nx = 0;  // points in x
-  int ny = 0;  // rows (y) owned, halo planes not counted
-  int nz = 0;  // levels (z)
+  int nx = 0;   // points in x
+  int ny = 0;   // rows (y) owned, halo planes not counted
+  int nz = 0;   // levels (z)
+  int pad = 0;  // unused values after each plane: a layout experiment (--pad), 0 by default
 
-  APP_HD std::size_t plane_size() const { return static_cast<std::size_t>(nx) * nz; }
+  // Values from one plane to the next (nx * nz, plus the padding).
+  APP_HD std::size_t plane_size() const { return static_cast<std::size_t>(nx) * nz + pad; }
   // Values of a field with its two halo planes.
   APP_HD std::size_t field_size() const { return plane_size() * (ny + 2); }
   APP_HD std::size_t index(int i, int j, int k) const {
-    return (static_cast<std::size_t>(j + 1) * nz + k) * nx + i;
+    return static_cast<std::size_t>(j + 1) * plane_size() + static_cast<std::size_t>(k) * nx + i;
   }
   // First value of plane j (j = -1 and j = ny are the halo planes).
   APP_HD std::size_t plane_start(int j) const {

@@ -87,7 +87,7 @@ std::vector<double> decomposed_result(const grid_shape& global, int parts, std::
   if (parts < 1 || global.ny % parts != 0)
     throw std::invalid_argument("decomposed_result: " + std::to_string(global.ny) +
                                 " rows do not split into " + std::to_string(parts) + " slabs");
-  const grid_shape g{global.nx, global.ny / parts, global.nz};
+  const grid_shape g{global.nx, global.ny / parts, global.nz, global.pad};
   std::vector<fields> slabs;
   for (int s = 0; s < parts; ++s) {
     slabs.emplace_back(g);

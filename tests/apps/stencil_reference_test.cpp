@@ -1,9 +1,12 @@
 // The stencil case study's CPU side: the input generator, the formulas at hand-computed points,
 // the reference's stability, and the distributed algorithm's halo exchanges (the GPU versions
 // exchange the same planes: messages_of, decomposed_result).
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <vector>
 
+#include "point_walk.h"
 #include "stencil_app.h"
 #include "stencil_reference.h"
 #include "test_main.h"
@@ -94,6 +97,45 @@ DCUDA_TEST(stencil_slabs_without_one_exchange_differ_from_the_reference) {
       max_difference(global,
                      decomposed_result(global, 2, 5, 4, {lap_halo(), fly_halo(), {true, false}}),
                      expected) > 1e-6);
+}
+
+DCUDA_TEST(stencil_padding_between_planes_changes_no_value) {
+  const grid_shape plain{7, 12, 3}, padded{7, 12, 3, 5};
+  const auto expected = reference_result(plain, 5, 4);
+  const auto padded_split = decomposed_result(padded, 3, 5, 4);
+  DCUDA_CHECK_EQ(padded.plane_size(), plain.plane_size() + 5);
+  double largest = 0;
+  for (int j = 0; j < plain.ny; ++j)
+    for (int k = 0; k < plain.nz; ++k)
+      for (int i = 0; i < plain.nx; ++i)
+        largest = std::max(largest, std::abs(padded_split[padded.index(i, j, k)] -
+                                             expected[plain.index(i, j, k)]));
+  DCUDA_CHECK_EQ(largest, 0.0);
+}
+
+// The threads of a rank or a kernel together visit every point of a block once, whatever their
+// number: fewer than a row, more than a level, more than the block.
+DCUDA_TEST(stencil_point_walks_visit_every_point_of_a_block_once) {
+  const grid_shape g{5, 9, 4, 3};
+  for (point_block block :
+       {point_block{0, 9, 0, 4}, point_block{2, 7, 1, 3}, point_block{8, 9, 3, 4}}) {
+    for (unsigned threads : {1u, 3u, 5u, 7u, 26u, 64u, 1000u}) {
+      std::vector<int> visits(g.field_size(), 0);
+      for (unsigned thread = 0; thread < threads; ++thread)
+        for (point_walk p(g, block, thread, threads); !p.done(); p.next()) {
+          DCUDA_CHECK(p.at() < g.field_size());
+          ++visits[p.at()];
+          DCUDA_CHECK_EQ(static_cast<std::size_t>(p.i()), p.at() % g.plane_size() % g.nx);
+        }
+      for (int j = 0; j < g.ny; ++j)
+        for (int k = 0; k < g.nz; ++k)
+          for (int i = 0; i < g.nx; ++i) {
+            const bool inside =
+                j >= block.j_begin && j < block.j_end && k >= block.k_begin && k < block.k_end;
+            DCUDA_CHECK_EQ(visits[g.index(i, j, k)], inside ? 1 : 0);
+          }
+    }
+  }
 }
 
 DCUDA_TEST(stencil_halo_messages_name_rows_and_neighbours) {

@@ -1,0 +1,68 @@
+// How a thread walks its share of a block of points (stencil_kernels.cuh): thread `thread` of
+// `threads` takes points thread, thread + threads, ... of the block, numbered level by level,
+// row by row, x fastest. The move by `threads` points is split once into levels, rows and points,
+// so that a step is additions and two carries, not the two integer divisions per point that
+// numbering each point from scratch costs (measured: about a sixth of a rank's time,
+// docs/case-studies.md). Host and device: tests/apps checks on the CPU that the threads together
+// visit every point of a block exactly once.
+#pragma once
+
+#include "host_device.h"
+#include "stencil_problem.h"
+
+namespace stencil {
+
+// A block of points: rows j_begin..j_end-1 at levels k_begin..k_end-1.
+struct point_block {
+  int j_begin, j_end, k_begin, k_end;
+};
+
+class point_walk {
+ public:
+  APP_HD point_walk(const grid_shape& g, point_block block, unsigned thread, unsigned threads)
+      : nx_(static_cast<unsigned>(g.nx)),
+        rows_(static_cast<unsigned>(block.j_end - block.j_begin)),
+        levels_(static_cast<unsigned>(block.k_end - block.k_begin)),
+        plane_(static_cast<unsigned>(g.plane_size())) {
+    const unsigned level_points = rows_ * nx_;
+    stride_levels_ = threads / level_points;
+    stride_rows_ = threads % level_points / nx_;
+    stride_points_ = threads % nx_;
+    stride_at_ = stride_rows_ * plane_ + stride_levels_ * nx_ + stride_points_;
+    k_ = thread / level_points;
+    row_ = thread % level_points / nx_;
+    i_ = thread % nx_;
+    at_ = static_cast<unsigned>(g.plane_start(block.j_begin)) +
+          static_cast<unsigned>(block.k_begin) * nx_ + row_ * plane_ + k_ * nx_ + i_;
+  }
+
+  APP_HD bool done() const { return k_ >= levels_; }
+  APP_HD unsigned at() const { return at_; }             // position in the field
+  APP_HD int i() const { return static_cast<int>(i_); }  // x coordinate
+
+  // `at` is unsigned and wraps: it goes back by a level's rows when the row carries, and comes
+  // out right modulo 2^32 (setup_from keeps a GPU's field below 2^31 values).
+  APP_HD void next() {
+    i_ += stride_points_;
+    row_ += stride_rows_;
+    k_ += stride_levels_;
+    at_ += stride_at_;
+    if (i_ >= nx_) {
+      i_ -= nx_;
+      ++row_;
+      at_ += plane_ - nx_;
+    }
+    if (row_ >= rows_) {  // at most 2 * rows - 1 here: one carry is enough
+      row_ -= rows_;
+      ++k_;
+      at_ += nx_ - rows_ * plane_;
+    }
+  }
+
+ private:
+  unsigned nx_, rows_, levels_, plane_;
+  unsigned stride_levels_, stride_rows_, stride_points_, stride_at_;
+  unsigned k_, row_, i_, at_;  // relative to the block's first level and row; at_ absolute
+};
+
+}  // namespace stencil
