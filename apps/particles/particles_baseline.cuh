@@ -1,0 +1,71 @@
+// The bulk-synchronous baselines of the particles (thesis 5.4's MPI-CUDA, and the same with
+// NCCL): the move is a kernel over all segments of the GPU (one block per segment), then the
+// migrants go to the neighbouring GPUs; the migration is a kernel, then the boundary segments go
+// to the neighbouring GPUs' ghost segments (messages_of). `Exchange` is the communication (MPI or
+// NCCL); it exposes
+//   void exchange(exchange_kind kind);  // the messages of messages_of(kind, ...)
+//   double communication_ms();          // the time its exchanges took over the timed iterations
+//   void start_timing();                // from now on, count communication time
+#pragma once
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "cuda_resources.h"
+#include "mpi_process.h"
+#include "particles_app.h"
+#include "particles_kernels.cuh"
+#include "particles_reference.h"
+
+namespace particles {
+
+template <typename MakeExchange>
+int run_baseline(int argc, char** argv, const char* program, const char* version,
+                 MakeExchange make_exchange) {
+  mpi_session session(argc, argv);
+  select_gpu_by_node_rank(session);
+  const app_options options = parse_options(argc, argv, program);
+  const run_setup setup = setup_from(options);
+  const int threads = options.get_int("threads");
+  // The move kernel's registers limit its blocks (82 per thread at sm_90: at most 768 threads).
+  cudaFuncAttributes move_attributes{};
+  APP_CUDA(cudaFuncGetAttributes(&move_attributes, move_kernel));
+  const int most = std::min(move_attributes.maxThreadsPerBlock, 1024) / 32 * 32;
+  if (threads < 32 || threads > most || threads % 32 != 0)
+    throw std::invalid_argument("--threads " + std::to_string(threads) +
+                                " must be a multiple of 32 in 32.." + std::to_string(most) +
+                                " (the move kernel's registers allow no more)");
+
+  device_particles state(setup, session.rank(), session.size());
+  const stores st = state.views();
+  const motion m{setup.whole(session.size()), session.rank() * setup.segments};
+  cuda_stream stream;
+  auto exchange = make_exchange(session, state, stream.get());
+
+  auto iteration = [&] {
+    move_kernel<<<setup.segments, threads, 0, stream.get()>>>(st, m, state.error.get());
+    APP_CUDA(cudaGetLastError());
+    exchange.exchange(exchange_kind::migrants);
+    migrate_kernel<<<setup.segments, threads, 0, stream.get()>>>(st, m.first_segment,
+                                                                 state.error.get());
+    APP_CUDA(cudaGetLastError());
+    exchange.exchange(exchange_kind::ghosts);
+  };
+
+  exchange.exchange(exchange_kind::ghosts);
+  for (int t = 0; t < setup.warmup; ++t) iteration();
+  APP_CUDA(cudaStreamSynchronize(stream.get()));
+  APP_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  exchange.start_timing();
+  const double start = MPI_Wtime();
+  for (int t = 0; t < setup.iterations; ++t) iteration();
+  APP_CUDA(cudaStreamSynchronize(stream.get()));
+  const double time_ms = (MPI_Wtime() - start) * 1e3;
+  const double comm_ms = exchange.communication_ms();
+
+  return check_and_report(options, setup, version, session.size(), session.rank(), 0, time_ms,
+                          comm_ms, state);
+}
+
+}  // namespace particles
