@@ -10,7 +10,8 @@
 # DCUDA_CHECK_PART=apps runs the case studies (issue 4) alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
-# DCUDA_APPS_REPEATS the runs).
+# DCUDA_APPS_REPEATS the runs), then one process of each under compute-sanitizer
+# (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none).
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
 # 10-minute device call: run remote_bandwidth in a call of its own).
 # DCUDA_CHECK_TRACE=1 adds a run of remote_latency with DCUDA_NETWORK_TRACE and prints where the
@@ -42,9 +43,18 @@ part="${DCUDA_CHECK_PART:-all}"
 if [ "$part" = apps ]; then
   step "case studies: GPU tests (each version against its CPU reference, 1, 2, 4 processes)"
   ctest --test-dir build -L apps --output-on-failure -j 1 || status=1
+  # The applications with at least one program built.
+  built_apps() { for dir in build/apps/*/; do
+    ls "$dir"*_dcuda "$dir"*_mpi >/dev/null 2>&1 && basename "$dir"; done | grep -v reduction; }
+  gpu_counts=""
+  for count in 1 2 4 8; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
+  step "case studies: weak scaling on$gpu_counts GPU(s)"
+  python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
+    --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
+  step "case studies: compute-sanitizer ${DCUDA_APPS_SANITIZERS-memcheck racecheck}"
   # One process under compute-sanitizer: each application's small problem (apps/<app>/small.args),
   # 3 iterations; the dcuda version with 16 ranks.
-  for tool in memcheck racecheck; do
+  for tool in ${DCUDA_APPS_SANITIZERS-memcheck racecheck}; do
     for program in build/apps/*/*_dcuda build/apps/*/*_mpi; do
       app=$(basename "$(dirname "$program")")
       [ -f "apps/$app/small.args" ] || continue
@@ -60,14 +70,6 @@ if [ "$part" = apps ]; then
     done
   done
   rm -f "$OUT/sanitizer-app.log"
-  # The applications with at least one program built.
-  built_apps() { for dir in build/apps/*/; do
-    ls "$dir"*_dcuda "$dir"*_mpi >/dev/null 2>&1 && basename "$dir"; done | grep -v reduction; }
-  gpu_counts=""
-  for count in 1 2 4 8; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
-  step "case studies: weak scaling on$gpu_counts GPU(s)"
-  python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
-    --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
   step "done"
   echo "gpu-check status: $status (0 = everything passed)"
   exit $status

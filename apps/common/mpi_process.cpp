@@ -79,3 +79,22 @@ bool mpi_takes_device_buffers() {
   return false;
 #endif
 }
+
+int report_run(app_result result, bool checked, int process) {
+  result.time_ms = max_over_processes(result.time_ms);
+  result.comm_ms = result.comm_ms < 0 ? -1 : max_over_processes(result.comm_ms);
+  const bool failed = checked && !(result.max_error <= result.tolerance);
+  result.check = !checked ? "off" : failed ? "FAILED" : "passed";
+  if (process == 0) print_result(result);
+  return failed ? 1 : 0;
+}
+
+void require_equal_ranks_per_gpu(int ranks) {
+  int fewest = 0, most = 0;
+  APP_MPI(MPI_Allreduce(&ranks, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  APP_MPI(MPI_Allreduce(&ranks, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  if (fewest != most)
+    throw std::invalid_argument("every GPU must run the same number of ranks (here " +
+                                std::to_string(fewest) + " to " + std::to_string(most) +
+                                "); set DCUDA_RANKS_PER_DEVICE");
+}

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "result.h"
+
 void check_mpi(int status, const char* call);
 #define APP_MPI(call) check_mpi((call), #call)
 
@@ -36,6 +38,16 @@ int select_gpu_by_node_rank(const mpi_session& session);
 
 // The largest of every process's value (on every process).
 double max_over_processes(double value);
+
+// Collective: throws std::invalid_argument unless every process has `ranks` dcuda ranks (the
+// case studies number world ranks GPU by GPU, rank r on GPU r / ranks).
+void require_equal_ranks_per_gpu(int ranks);
+
+// The collective end of every case study's run: `result` holds this process's times (comm_ms
+// negative where not separable) and the check's largest deviation; the line printed by process
+// 0 carries the slowest process's times and "passed", "FAILED" or "off" (checked false).
+// Returns the program's exit status: 1 when the check failed.
+int report_run(app_result result, bool checked, int process);
 
 // "<program>: error: process <p>: <what>" on standard error, then MPI_Abort (or exit, where MPI
 // is not initialised) with status 1.

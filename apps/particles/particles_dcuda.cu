@@ -195,14 +195,7 @@ int run(int argc, char** argv) {
   const app_options options = parse_options(argc, argv, "particles_dcuda");
   const run_setup setup = setup_from(options);
 
-  int fewest_ranks = 0, most_ranks = 0;
-  APP_MPI(
-      MPI_Allreduce(&info.rank_responsible, &fewest_ranks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  APP_MPI(MPI_Allreduce(&info.rank_responsible, &most_ranks, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-  if (fewest_ranks != most_ranks)
-    throw std::invalid_argument("every GPU must run the same number of ranks (here " +
-                                std::to_string(fewest_ranks) + " to " + std::to_string(most_ranks) +
-                                "); set DCUDA_RANKS_PER_DEVICE");
+  require_equal_ranks_per_gpu(info.rank_responsible);
   if (setup.segments < info.rank_responsible)
     throw std::invalid_argument("--segments " + std::to_string(setup.segments) +
                                 " gives some of the " + std::to_string(info.rank_responsible) +

@@ -256,14 +256,7 @@ int run(int argc, char** argv) {
   dcuda_rank_info info;
   dcuda_host_get_rank_info(dcuda, &info);
 
-  int fewest_ranks = 0, most_ranks = 0;
-  APP_MPI(
-      MPI_Allreduce(&info.rank_responsible, &fewest_ranks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  APP_MPI(MPI_Allreduce(&info.rank_responsible, &most_ranks, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-  if (fewest_ranks != most_ranks)
-    throw std::invalid_argument("every GPU must run the same number of ranks (here " +
-                                std::to_string(fewest_ranks) + " to " + std::to_string(most_ranks) +
-                                "); set DCUDA_RANKS_PER_DEVICE");
+  require_equal_ranks_per_gpu(info.rank_responsible);
   const int ranks = info.rank_responsible;
   if (layout.block_rows() < ranks || layout.block_cols() < ranks)
     throw std::invalid_argument("a block of " + std::to_string(layout.block_rows()) + " x " +

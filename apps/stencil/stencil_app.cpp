@@ -113,14 +113,12 @@ int check_and_report(const app_options& options, const run_setup& setup, const c
   result.gpus = processes;
   result.ranks_per_gpu = ranks_per_gpu;
   result.iterations = setup.iterations;
-  result.time_ms = max_over_processes(time_ms);
-  result.comm_ms = comm_ms < 0 ? -1 : max_over_processes(comm_ms);
-  result.check = !setup.check ? "off" : deviation <= tolerance ? "passed" : "FAILED";
+  result.time_ms = time_ms;
+  result.comm_ms = comm_ms;
   result.max_error = deviation;
   result.tolerance = tolerance;
   result.parameters = options.summary();
-  if (process == 0) print_result(result);
-  return setup.check && deviation > tolerance ? 1 : 0;
+  return report_run(result, setup.check, process);
 }
 
 }  // namespace stencil
