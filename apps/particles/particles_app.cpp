@@ -26,7 +26,8 @@ app_options parse_options(int argc, char** argv, const char* program) {
        {"warmup", 5, "iterations before the timed ones"},
        {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
        {"seed", 42, "input seed"},
-       {"threads", 512, "baselines: threads per block (one block per segment)"}});
+       {"threads", 512, "baselines: threads per block (one block per segment)"},
+       {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}});
 }
 
 run_setup setup_from(const app_options& options) {

@@ -40,6 +40,7 @@
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cuda_resources.h"
 #include "dcuda_device.cu.h"
@@ -48,6 +49,7 @@
 #include "particles_app.h"
 #include "particles_kernels.cuh"
 #include "particles_reference.h"
+#include "rank_phase_clock.cuh"
 
 namespace {
 
@@ -71,6 +73,7 @@ struct particles_data {
   run_error* error;
   int process;
   int warmup, iterations;
+  std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
 // A rank's neighbours and segments; world ranks are numbered GPU by GPU, every GPU with the same
@@ -108,12 +111,15 @@ __device__ void send_segment(dcuda_state& gst, const rank_layout& me, const stor
 // without neighbours (one rank in all) makes no dcuda call between the phases.
 __device__ void send_boundary(dcuda_state& gst, const rank_layout& me, const store_layout& layout,
                               dcuda_win win, unsigned char* memory, int store_down, int store_up,
-                              int tag) {
+                              int tag, rank_phase_clock& clock) {
+  clock.end(phase_compute);
   __syncthreads();
+  clock.end(phase_barrier);
   if (me.below >= 0)
     send_segment(gst, me, layout, win, memory, store_down, me.first, me.below, tag);
   if (me.above >= 0)
     send_segment(gst, me, layout, win, memory, store_up, me.end - 1, me.above, tag);
+  clock.end(phase_send);
 }
 
 // The phases of a rank, each a function of its own, so that the segment loops get their registers
@@ -154,26 +160,37 @@ __global__ void __launch_bounds__(threads_per_rank, ranks_per_sm)
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, data->memory, static_cast<int>(layout.bytes()), &win);
 
+  rank_phase_clock clock;
+  auto wait_for_neighbours = [&](int tag) {
+    if (neighbours == 0) return;
+    dcuda_wait_notifications(gst, tag, neighbours);
+    clock.end(phase_wait);
+  };
+
   // The input's boundary segments, read by the first move.
-  send_boundary(gst, me, layout, win, data->memory, current_store, current_store, ghost_tag);
+  send_boundary(gst, me, layout, win, data->memory, current_store, current_store, ghost_tag, clock);
 
   auto iteration = [&] {
-    if (neighbours > 0) dcuda_wait_notifications(gst, ghost_tag, neighbours);
+    wait_for_neighbours(ghost_tag);
     rank_move(st, m, me.first, me.end, data->error);
-    send_boundary(gst, me, layout, win, data->memory, down_store, up_store, migrant_tag);
-    if (neighbours > 0) dcuda_wait_notifications(gst, migrant_tag, neighbours);
+    send_boundary(gst, me, layout, win, data->memory, down_store, up_store, migrant_tag, clock);
+    wait_for_neighbours(migrant_tag);
     // Through the network path a large put keeps its source until the proxy has copied it; the
     // migration rewrites the segments the last ghosts were sent from.
     dcuda_win_flush(gst, win);
+    clock.end(phase_send);
     rank_migrate(st, m.first_segment, me.first, me.end, data->error);
-    send_boundary(gst, me, layout, win, data->memory, current_store, current_store, ghost_tag);
+    send_boundary(gst, me, layout, win, data->memory, current_store, current_store, ghost_tag,
+                  clock);
   };
 
   int t = 0;
   for (; t < data->warmup; ++t) iteration();
   dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
   dcuda_start_cpu_timer(gst);
+  clock.start(data->phase_ns != nullptr);
   for (; t < data->warmup + data->iterations; ++t) iteration();
+  clock.store(data->phase_ns + local_rank * phase_count);
   // The last ghosts: consumed, so every notification sent is taken, and their data has arrived
   // before the host reads the result.
   if (neighbours > 0) dcuda_wait_notifications(gst, ghost_tag, neighbours);
@@ -206,17 +223,26 @@ int run(int argc, char** argv) {
                                 " bytes, exceeds a dcuda window (at most 2^31 - 1 bytes); lower "
                                 "--capacity or --segments");
 
+  const bool phases = options.get("phases") != 0;
   int status = 0;
   {
     device_particles state(setup, info.process_index, info.process_count);
+    device_array<std::uint64_t> phase_ns(phases ? info.rank_responsible * phase_count : 0);
     particles_data data{state.memory.get(),
                         layout,
                         {setup.whole(info.process_count), info.process_index * setup.segments},
                         state.error.get(),
                         info.process_index,
                         setup.warmup,
-                        setup.iterations};
+                        setup.iterations,
+                        phases ? phase_ns.get() : nullptr};
     dcuda_host_run(dcuda, &data, sizeof(data));
+    if (phases) {
+      std::vector<std::uint64_t> table(phase_ns.size());
+      APP_CUDA(cudaMemcpy(table.data(), phase_ns.get(), table.size() * sizeof(std::uint64_t),
+                          cudaMemcpyDeviceToHost));
+      print_rank_phases(table, info.process_index, setup.iterations);
+    }
     status =
         check_and_report(options, setup, "dcuda", info.process_count, info.process_index,
                          info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1, state);
