@@ -13,7 +13,8 @@
 # DCUDA_APPS_REPEATS the runs), then one process of each under compute-sanitizer
 # (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none).
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
-# 10-minute device call: run remote_bandwidth in a call of its own).
+# 10-minute device call: run remote_bandwidth in a call of its own); with 3 or more GPUs it also
+# runs alltoall_bandwidth over all of them and remote_latency_far (GPU 0 to the last GPU).
 # DCUDA_CHECK_TRACE=1 adds a run of remote_latency with DCUDA_NETWORK_TRACE and prints where the
 # network path's time goes (docs/settings.md); its figures are not kept.
 set -uo pipefail
@@ -174,6 +175,22 @@ if [ "$gpus" -ge 2 ]; then
       echo "not built: build/bench/$bench"; [ "$bench" = nvshmem_latency ] || status=1
     fi
   done
+fi
+
+# Issue 5's scaling benchmarks, on every GPU of the machine (3 or more): all-to-all bandwidth with
+# every rank sending, and the peer latency between the first and the last GPU (one pair of an
+# NVSwitch machine is as far apart as any; CUDA_VISIBLE_DEVICES picks it).
+if [ "$gpus" -ge 3 ]; then
+  if wanted alltoall_bandwidth; then
+    step "benchmark alltoall_bandwidth ($gpus processes)"
+    "${mpirun_all_gpus[@]}" -x DCUDA_COMMIT build/bench/alltoall_bandwidth \
+      --out "$OUT/results/alltoall-$gpus" || status=1
+  fi
+  if wanted remote_latency_far; then
+    step "benchmark remote_latency between GPU 0 and GPU $((gpus - 1))"
+    "${mpirun_gpus[@]}" -x DCUDA_COMMIT -x CUDA_VISIBLE_DEVICES="0,$((gpus - 1))" \
+      build/bench/remote_latency --out "$OUT/results/far-pair" || status=1
+  fi
 fi
 
 # The MPI engine alone, on the CPU (2 processes, no GPU used).
