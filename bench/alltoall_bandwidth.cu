@@ -68,97 +68,11 @@ selection select_cases(options& command_line) {
       rest.push_back(argument);
       continue;
     }
-    const std::string list = argument.substr(prefix.size());
-    chosen.sizes.clear();
-    std::size_t at = 0;
-    while (at <= list.size()) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      const std::string item = list.substr(at, comma - at);
-      char* end = nullptr;
-      const unsigned long long size = std::strtoull(item.c_str(), &end, 10);
-      if (item.empty() || *end != '\0' || size == 0 || size > largest_message) {
-        std::fprintf(stderr, "%s: --sizes: '%s' is not a size of 1..%zu bytes\n", benchmark,
-                     item.c_str(), largest_message);
-        std::exit(2);
-      }
-      chosen.sizes.push_back(static_cast<std::size_t>(size));
-      at = comma + 1;
-    }
+    chosen.sizes = parse_message_sizes(argument.substr(prefix.size()), benchmark);
     chosen.partial = true;
   }
   command_line.dcuda_arguments = rest;
   return chosen;
-}
-
-// Whether the job can run with one GPU of one node per process (collective). When it cannot,
-// process 0 prints "SKIP: <benchmark>: <why>" and every process returns true; the program then
-// exits with status 0 and writes no JSON. As skip_without_two_gpus (mpi_world.h), for P
-// processes.
-bool skip_without_a_gpu_per_process(const mpi_world& world) {
-  std::string reason;
-  if (world.processes() < 2) {
-    reason = "started as " + std::to_string(world.processes()) +
-             " MPI process; it needs 2 or more, one per GPU of one node: mpirun -np P <program>";
-  } else if (!world.one_node()) {
-    reason = "the " + std::to_string(world.processes()) +
-             " processes run on more than one node; this benchmark measures the GPUs of one node";
-  } else {
-    // What each process sees: its GPU count, or the CUDA error that hides its GPUs.
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    int seen[2] = {status == cudaSuccess ? count : -1, static_cast<int>(status)};
-    std::vector<int> all(2 * static_cast<std::size_t>(world.processes()));
-    world.check(MPI_Allgather(seen, 2, MPI_INT, all.data(), 2, MPI_INT, world.comm()),
-                "MPI_Allgather");
-    for (int p = 0; p < world.processes() && reason.empty(); ++p) {
-      const int devices = all[2 * static_cast<std::size_t>(p)];
-      if (devices < 0) {
-        reason =
-            "no CUDA GPU found (process " + std::to_string(p) + ": cudaGetDeviceCount: " +
-            cudaGetErrorString(static_cast<cudaError_t>(all[2 * static_cast<std::size_t>(p) + 1])) +
-            ")";
-      } else if (devices == 0) {
-        reason = "no CUDA GPU found (process " + std::to_string(p) + ": 0 devices)";
-      } else if (devices < 2 || devices < world.processes()) {
-        reason = "process " + std::to_string(p) + " sees " + std::to_string(devices) + " GPU(s); " +
-                 std::to_string(std::max(2, world.processes())) +
-                 " GPUs of one node are needed, one per process (is CUDA_VISIBLE_DEVICES set? "
-                 "start at most as many processes as there are GPUs)";
-      }
-    }
-  }
-  if (reason.empty()) return false;
-  if (world.prints()) {
-    std::printf("SKIP: %s: %s\n", benchmark, reason.c_str());
-    std::fflush(stdout);
-  }
-  return true;
-}
-
-// Fails the job unless every process drives a GPU of its own (collective; after the GPU is
-// selected). Compares the GPUs' UUIDs, which do not depend on CUDA_VISIBLE_DEVICES.
-void require_distinct_gpus_of_all(const mpi_world& world) {
-  int device = 0;
-  cudaDeviceProp properties{};
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
-    fail_job(benchmark, "cannot read the properties of the current GPU");
-  }
-  constexpr std::size_t uuid_bytes = sizeof properties.uuid;
-  std::vector<char> uuids(uuid_bytes * static_cast<std::size_t>(world.processes()));
-  world.check(MPI_Allgather(&properties.uuid, uuid_bytes, MPI_BYTE, uuids.data(), uuid_bytes,
-                            MPI_BYTE, world.comm()),
-              "MPI_Allgather");
-  std::set<std::string> distinct;
-  for (int p = 0; p < world.processes(); ++p) {
-    distinct.emplace(uuids.data() + uuid_bytes * static_cast<std::size_t>(p), uuid_bytes);
-  }
-  if (distinct.size() != static_cast<std::size_t>(world.processes())) {
-    fail_job(benchmark, std::to_string(world.processes()) + " processes run on " +
-                            std::to_string(distinct.size()) +
-                            " GPU(s); each needs its own (do not set DCUDA_DEVICE / "
-                            "--dcuda-device to one value for several)");
-  }
 }
 
 // Every process computes the same plan from the same arguments.
@@ -317,7 +231,7 @@ int main(int argc, char** argv) {
   const std::vector<std::size_t>& sizes = chosen.sizes;
   const int gpus = world.processes();
   const dcuda_figures figures = measure_dcuda(world, command_line, chosen, out);
-  require_distinct_gpus_of_all(world);
+  require_distinct_gpus(world);
 
   std::size_t largest_copy = 1;
   for (const std::size_t size : sizes) {

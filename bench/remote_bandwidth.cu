@@ -91,21 +91,7 @@ selection select_cases(options& command_line) {
     } else if (const std::string w = value_of(argument, "--senders"); !w.empty()) {
       choose_one("--senders", w, "one", "all", chosen.senders);
     } else if (const std::string list = value_of(argument, "--sizes"); !list.empty()) {
-      chosen.sizes.clear();
-      std::size_t at = 0;
-      while (at <= list.size()) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        const std::string item = list.substr(at, comma - at);
-        char* end = nullptr;
-        const unsigned long long size = std::strtoull(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || size == 0 || size > largest_message) {
-          std::fprintf(stderr, "%s: --sizes: '%s' is not a size of 1..%zu bytes\n", benchmark,
-                       item.c_str(), largest_message);
-          std::exit(2);
-        }
-        chosen.sizes.push_back(static_cast<std::size_t>(size));
-        at = comma + 1;
-      }
+      chosen.sizes = parse_message_sizes(list, benchmark);
     } else {
       rest.push_back(argument);
       continue;

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,52 +118,77 @@ class mpi_world {
   int local_count_ = 1;
 };
 
-// Whether the job can run a benchmark of 2 processes with one GPU each (collective). When it
-// cannot, process 0 prints "SKIP: <benchmark>: <why>" and every process returns true; the
-// program then exits with status 0 and writes no JSON. `one_node`: both processes must run on one
-// node (the peer path, CUDA IPC).
-inline bool skip_without_two_gpus(const mpi_world& world, bool one_node) {
-  const char* benchmark = world.benchmark();
-  std::string reason;
-  if (world.processes() != 2) {
-    reason = "started as " + std::to_string(world.processes()) +
-             " MPI process(es); it needs exactly 2, one per GPU: mpirun -np 2 <program>";
-  } else {
-    // What each process sees: its GPU count, or the CUDA error that hides its GPUs.
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    int seen[2] = {status == cudaSuccess ? count : -1, static_cast<int>(status)};
-    std::vector<int> all(2 * static_cast<std::size_t>(world.processes()));
-    world.check(MPI_Allgather(seen, 2, MPI_INT, all.data(), 2, MPI_INT, world.comm()),
-                "MPI_Allgather");
-    for (int p = 0; p < world.processes() && reason.empty(); ++p) {
-      const int devices = all[2 * static_cast<std::size_t>(p)];
-      if (devices < 0) {
-        reason =
-            "no CUDA GPU found (process " + std::to_string(p) + ": cudaGetDeviceCount: " +
-            cudaGetErrorString(static_cast<cudaError_t>(all[2 * static_cast<std::size_t>(p) + 1])) +
-            ")";
-      } else if (devices == 0) {
-        reason = "no CUDA GPU found (process " + std::to_string(p) + ": 0 devices)";
-      } else if (world.one_node() && devices < 2) {
-        reason = "process " + std::to_string(p) + " sees " + std::to_string(devices) +
-                 " GPU; 2 GPUs of one node are needed, one per process (is CUDA_VISIBLE_DEVICES "
-                 "set?)";
-      }
+// Why the processes cannot each drive a GPU of their own, or "" (collective): a process that sees
+// no GPU (with the CUDA error that hides them), or fewer than `needed` GPUs.
+inline std::string gpu_shortage(const mpi_world& world, int needed) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  int seen[2] = {status == cudaSuccess ? count : -1, static_cast<int>(status)};
+  std::vector<int> all(2 * static_cast<std::size_t>(world.processes()));
+  world.check(MPI_Allgather(seen, 2, MPI_INT, all.data(), 2, MPI_INT, world.comm()),
+              "MPI_Allgather");
+  for (int p = 0; p < world.processes(); ++p) {
+    const int devices = all[2 * static_cast<std::size_t>(p)];
+    if (devices < 0) {
+      return "no CUDA GPU found (process " + std::to_string(p) + ": cudaGetDeviceCount: " +
+             cudaGetErrorString(
+                 static_cast<cudaError_t>(all[2 * static_cast<std::size_t>(p) + 1])) +
+             ")";
     }
-    if (reason.empty() && one_node && !world.one_node()) {
-      reason = "the 2 processes run on different nodes; this benchmark measures 2 GPUs of one node";
+    if (devices == 0) return "no CUDA GPU found (process " + std::to_string(p) + ": 0 devices)";
+    if (devices < needed) {
+      return "process " + std::to_string(p) + " sees " + std::to_string(devices) + " GPU(s); " +
+             std::to_string(needed) +
+             " GPUs of one node are needed, one per process (is CUDA_VISIBLE_DEVICES set? start "
+             "at most as many processes as there are GPUs)";
     }
   }
+  return "";
+}
+
+// Process 0 prints "SKIP: <benchmark>: <reason>" when there is a reason; every process returns
+// whether there was one (the program then exits with status 0 and writes no JSON).
+inline bool skip_for(const mpi_world& world, const std::string& reason) {
   if (reason.empty()) return false;
   if (world.prints()) {
-    std::printf("SKIP: %s: %s\n", benchmark, reason.c_str());
+    std::printf("SKIP: %s: %s\n", world.benchmark(), reason.c_str());
     std::fflush(stdout);
   }
   return true;
 }
 
-// Fails the job unless the two processes drive different GPUs (collective; after the GPU is
+// Whether the job cannot run a benchmark of 2 processes with one GPU each (collective; skip_for
+// says why). `one_node`: both processes must run on one node (the peer path, CUDA IPC).
+inline bool skip_without_two_gpus(const mpi_world& world, bool one_node) {
+  if (world.processes() != 2) {
+    return skip_for(world, "started as " + std::to_string(world.processes()) +
+                               " MPI process(es); it needs exactly 2, one per GPU: mpirun -np 2 "
+                               "<program>");
+  }
+  std::string reason = gpu_shortage(world, world.one_node() ? 2 : 1);
+  if (reason.empty() && one_node && !world.one_node()) {
+    reason = "the 2 processes run on different nodes; this benchmark measures 2 GPUs of one node";
+  }
+  return skip_for(world, reason);
+}
+
+// Whether the job cannot run with one GPU of one node for each of its 2 or more processes
+// (collective; skip_for says why).
+inline bool skip_without_a_gpu_per_process(const mpi_world& world) {
+  if (world.processes() < 2) {
+    return skip_for(world, "started as " + std::to_string(world.processes()) +
+                               " MPI process; it needs 2 or more, one per GPU of one node: "
+                               "mpirun -np P <program>");
+  }
+  if (!world.one_node()) {
+    return skip_for(world, "the " + std::to_string(world.processes()) +
+                               " processes run on more than one node; this benchmark measures "
+                               "the GPUs of one node");
+  }
+  return skip_for(world, gpu_shortage(world, world.processes()));
+}
+
+// Fails the job unless every process drives a GPU of its own (collective; after the GPU is
 // selected). Compares the GPUs' UUIDs, which do not depend on CUDA_VISIBLE_DEVICES.
 inline void require_distinct_gpus(const mpi_world& world) {
   int device = 0;
@@ -171,15 +197,20 @@ inline void require_distinct_gpus(const mpi_world& world) {
       cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
     fail_job(world.benchmark(), "cannot read the properties of the current GPU");
   }
-  std::vector<char> uuids(sizeof properties.uuid * static_cast<std::size_t>(world.processes()));
-  world.check(MPI_Allgather(&properties.uuid, sizeof properties.uuid, MPI_BYTE, uuids.data(),
-                            sizeof properties.uuid, MPI_BYTE, world.comm()),
+  constexpr std::size_t uuid_bytes = sizeof properties.uuid;
+  std::vector<char> uuids(uuid_bytes * static_cast<std::size_t>(world.processes()));
+  world.check(MPI_Allgather(&properties.uuid, uuid_bytes, MPI_BYTE, uuids.data(), uuid_bytes,
+                            MPI_BYTE, world.comm()),
               "MPI_Allgather");
-  if (std::string(uuids.data(), sizeof properties.uuid) ==
-      std::string(uuids.data() + sizeof properties.uuid, sizeof properties.uuid)) {
-    fail_job(world.benchmark(),
-             "both processes run on the same GPU; each needs its own (do not set "
-             "DCUDA_DEVICE / --dcuda-device to one value for both)");
+  std::set<std::string> distinct;
+  for (int p = 0; p < world.processes(); ++p) {
+    distinct.emplace(uuids.data() + uuid_bytes * static_cast<std::size_t>(p), uuid_bytes);
+  }
+  if (distinct.size() != static_cast<std::size_t>(world.processes())) {
+    fail_job(world.benchmark(), std::to_string(world.processes()) + " processes run on " +
+                                    std::to_string(distinct.size()) +
+                                    " GPU(s); each needs its own (do not set DCUDA_DEVICE / "
+                                    "--dcuda-device to one value for several)");
   }
 }
 
