@@ -5,8 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 inline void check_cuda(cudaError_t status, const char* call) {
   if (status != cudaSuccess)
@@ -85,3 +88,37 @@ inline float elapsed_ms(const cuda_event& start, const cuda_event& stop) {
   APP_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
   return ms;
 }
+
+// The time a stream spends between begin() and end(), summed over every such interval (the NCCL
+// baselines' communication time): events recorded around each interval on the stream, read once
+// by total_ms() after the timed loop, since reading them earlier would synchronise the loop. Off
+// (recording nothing) until start().
+class stream_interval_timer {
+ public:
+  explicit stream_interval_timer(cudaStream_t stream) : stream_(stream) {}
+
+  void start() {
+    on_ = true;
+    intervals_.clear();
+  }
+  void begin() {
+    if (!on_) return;
+    intervals_.emplace_back(std::make_unique<cuda_event>(), std::make_unique<cuda_event>());
+    APP_CUDA(cudaEventRecord(intervals_.back().first->get(), stream_));
+  }
+  void end() {
+    if (on_) APP_CUDA(cudaEventRecord(intervals_.back().second->get(), stream_));
+  }
+  double total_ms() {
+    APP_CUDA(cudaStreamSynchronize(stream_));
+    double total = 0;
+    for (const auto& interval : intervals_) total += elapsed_ms(*interval.first, *interval.second);
+    return total;
+  }
+
+ private:
+  cudaStream_t stream_;
+  bool on_ = false;
+  // cuda_event does not move: the vector holds owners of them.
+  std::vector<std::pair<std::unique_ptr<cuda_event>, std::unique_ptr<cuda_event>>> intervals_;
+};

@@ -9,9 +9,6 @@
 // per message, a few microseconds over NVLink); the receiver uses as many as the count says.
 //
 //   mpirun -np 4 build/apps/particles/particles_nccl [--width 416 --segments 416 --iterations 100]
-#include <memory>
-#include <utility>
-#include <vector>
 
 #include "nccl_communicator.h"
 #include "particles_baseline.cuh"
@@ -33,12 +30,7 @@ class nccl_exchange {
   void exchange(exchange_kind kind) {
     const exchange_messages messages = messages_of(kind, layout_.segments, rank_, size_);
     if (messages.sends.empty() && messages.receives.empty()) return;
-    // Communication time: between events recorded around each exchange on the stream, read once
-    // the timed loop has ended (reading them now would synchronise the loop).
-    if (timing_) {
-      marks_.emplace_back(std::make_unique<cuda_event>(), std::make_unique<cuda_event>());
-      APP_CUDA(cudaEventRecord(marks_.back().first->get(), stream_));
-    }
+    timer_.begin();  // the exchange's communication time
     const std::size_t slot_bytes = static_cast<std::size_t>(layout_.capacity) * sizeof(particle);
     // Between two processes the count and the slots go in this order both ways, and NCCL matches
     // the sends and receives of a pair in order.
@@ -56,19 +48,11 @@ class nccl_exchange {
                         stream_));
     }
     APP_NCCL(ncclGroupEnd());
-    if (timing_) APP_CUDA(cudaEventRecord(marks_.back().second->get(), stream_));
+    timer_.end();
   }
 
-  void start_timing() {
-    timing_ = true;
-    marks_.clear();
-  }
-  double communication_ms() {
-    APP_CUDA(cudaStreamSynchronize(stream_));
-    double total = 0;
-    for (const auto& mark : marks_) total += elapsed_ms(*mark.first, *mark.second);
-    return total;
-  }
+  void start_timing() { timer_.start(); }
+  double communication_ms() { return timer_.total_ms(); }
 
  private:
   unsigned char* count_at(const segment_message& message) const {
@@ -83,8 +67,7 @@ class nccl_exchange {
   cudaStream_t stream_;
   int rank_, size_;
   nccl_communicator communicator_;
-  bool timing_ = false;
-  std::vector<std::pair<std::unique_ptr<cuda_event>, std::unique_ptr<cuda_event>>> marks_;
+  stream_interval_timer timer_{stream_};
 };
 
 }  // namespace

@@ -7,10 +7,6 @@
 
 #include <cuda_runtime.h>
 
-#include <memory>
-#include <utility>
-#include <vector>
-
 #include "cuda_resources.h"
 #include "mpi_process.h"
 #include "nccl_communicator.h"
@@ -25,49 +21,31 @@ class nccl_exchange {
 
   void round(const round_transfers& transfers) {
     if (transfers.empty()) return;
-    mark_start();
+    timer_.begin();
     APP_NCCL(ncclGroupStart());
     for (const transfer& t : transfers.receives)
       APP_NCCL(ncclRecv(t.buffer, t.count, ncclDouble, t.peer, communicator_.get(), stream_));
     for (const transfer& t : transfers.sends)
       APP_NCCL(ncclSend(t.buffer, t.count, ncclDouble, t.peer, communicator_.get(), stream_));
     APP_NCCL(ncclGroupEnd());
-    mark_end();
+    timer_.end();
   }
 
   void barrier() {
-    mark_start();
+    timer_.begin();
     APP_NCCL(ncclAllReduce(token_.get(), token_.get(), 1, ncclDouble, ncclMax, communicator_.get(),
                            stream_));
-    mark_end();
+    timer_.end();
   }
 
-  void start_timing() {
-    timing_ = true;
-    marks_.clear();
-  }
-  double communication_ms() {
-    APP_CUDA(cudaStreamSynchronize(stream_));
-    double total = 0;
-    for (const auto& mark : marks_) total += elapsed_ms(*mark.first, *mark.second);
-    return total;
-  }
+  void start_timing() { timer_.start(); }
+  double communication_ms() { return timer_.total_ms(); }
 
  private:
-  void mark_start() {
-    if (!timing_) return;
-    marks_.emplace_back(std::make_unique<cuda_event>(), std::make_unique<cuda_event>());
-    APP_CUDA(cudaEventRecord(marks_.back().first->get(), stream_));
-  }
-  void mark_end() {
-    if (timing_) APP_CUDA(cudaEventRecord(marks_.back().second->get(), stream_));
-  }
-
   cudaStream_t stream_;
   nccl_communicator communicator_;
   device_array<double> token_;  // the barrier's value (its maximum, never read)
-  bool timing_ = false;
-  std::vector<std::pair<std::unique_ptr<cuda_event>, std::unique_ptr<cuda_event>>> marks_;
+  stream_interval_timer timer_{stream_};
 };
 
 }  // namespace spmv

@@ -3,8 +3,6 @@
 // NVLink inside the node), no host synchronisation inside the loop.
 //
 //   mpirun -np 4 build/apps/stencil/stencil_nccl [--nx 512 --ny 2048 --nz 64 --iterations 100]
-#include <memory>
-#include <vector>
 
 #include "nccl_communicator.h"
 #include "stencil_baseline.cuh"
@@ -25,12 +23,7 @@ class nccl_exchange {
   void exchange(double* field, const halo_directions& directions) {
     const halo_messages messages = messages_of(g_, directions, rank_, size_);
     if (messages.sends.empty() && messages.receives.empty()) return;
-    // Communication time: between events recorded around each exchange on the stream, read once
-    // the timed loop has ended (reading them now would synchronise the loop).
-    if (timing_) {
-      marks_.emplace_back(std::make_unique<cuda_event>(), std::make_unique<cuda_event>());
-      APP_CUDA(cudaEventRecord(marks_.back().first->get(), stream_));
-    }
+    timer_.begin();  // the exchange's communication time
     const std::size_t plane = g_.plane_size();
     APP_NCCL(ncclGroupStart());
     for (const auto& message : messages.receives)
@@ -40,27 +33,18 @@ class nccl_exchange {
       APP_NCCL(ncclSend(field + g_.plane_start(message.row), plane, ncclDouble, message.peer,
                         communicator_.get(), stream_));
     APP_NCCL(ncclGroupEnd());
-    if (timing_) APP_CUDA(cudaEventRecord(marks_.back().second->get(), stream_));
+    timer_.end();
   }
 
-  void start_timing() {
-    timing_ = true;
-    marks_.clear();
-  }
-  double communication_ms() {
-    APP_CUDA(cudaStreamSynchronize(stream_));
-    double total = 0;
-    for (const auto& mark : marks_) total += elapsed_ms(*mark.first, *mark.second);
-    return total;
-  }
+  void start_timing() { timer_.start(); }
+  double communication_ms() { return timer_.total_ms(); }
 
  private:
   grid_shape g_;
   cudaStream_t stream_;
   int rank_, size_;
   nccl_communicator communicator_;
-  bool timing_ = false;
-  std::vector<std::pair<std::unique_ptr<cuda_event>, std::unique_ptr<cuda_event>>> marks_;
+  stream_interval_timer timer_{stream_};
 };
 
 }  // namespace
