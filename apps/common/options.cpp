@@ -67,3 +67,15 @@ std::string app_options::summary() const {
     text << (text.tellp() > 0 ? " " : "") << option.name << "=" << option.value;
   return text.str();
 }
+
+std::vector<app_option> case_study_options(std::vector<app_option> sizes,
+                                           const std::vector<app_option>& extras,
+                                           const std::string& seed_meaning) {
+  sizes.insert(sizes.end(),
+               {{"iterations", 100, "timed iterations"},
+                {"warmup", 5, "iterations before the timed ones"},
+                {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
+                {"seed", 42, seed_meaning}});
+  sizes.insert(sizes.end(), extras.begin(), extras.end());
+  return sizes;
+}

@@ -32,3 +32,9 @@ class app_options {
   std::string program_;
   std::vector<app_option> options_;
 };
+
+// A case study's options: `sizes`, then the options every case study has (timed and warm-up
+// iterations, the check against the CPU reference, the input seed), then `extras`.
+std::vector<app_option> case_study_options(std::vector<app_option> sizes,
+                                           const std::vector<app_option>& extras,
+                                           const std::string& seed_meaning = "input seed");

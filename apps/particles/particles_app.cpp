@@ -18,16 +18,13 @@ namespace particles {
 app_options parse_options(int argc, char** argv, const char* program) {
   return app_options(
       argc, argv, program,
-      {{"width", 416, "width of the box (x)"},
-       {"segments", 416, "segments (y, one cutoff high) per GPU; the box has segments * GPUs"},
-       {"particles", 410600, "particles per GPU; the box has particles * GPUs"},
-       {"capacity", 0, "particle slots per segment (0: three times the mean count)"},
-       {"iterations", 100, "timed iterations"},
-       {"warmup", 5, "iterations before the timed ones"},
-       {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
-       {"seed", 42, "input seed"},
-       {"threads", 512, "baselines: threads per block (one block per segment)"},
-       {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}});
+      case_study_options(
+          {{"width", 416, "width of the box (x)"},
+           {"segments", 416, "segments (y, one cutoff high) per GPU; the box has segments * GPUs"},
+           {"particles", 410600, "particles per GPU; the box has particles * GPUs"},
+           {"capacity", 0, "particle slots per segment (0: three times the mean count)"}},
+          {{"threads", 512, "baselines: threads per block (one block per segment)"},
+           {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}}));
 }
 
 run_setup setup_from(const app_options& options) {

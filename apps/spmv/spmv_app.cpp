@@ -16,13 +16,11 @@ namespace spmv {
 app_options parse_options(int argc, char** argv, const char* program, int default_threads) {
   return app_options(
       argc, argv, program,
-      {{"n", 262144, "block size per GPU: the matrix is n * sqrt(GPUs) square"},
-       {"row-nonzeros", 786, "nonzeros per row of an n-column block (786: density 0.3%)"},
-       {"iterations", 100, "timed iterations"},
-       {"warmup", 5, "iterations before the timed ones"},
-       {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
-       {"seed", 42, "matrix and vector seed"},
-       {"threads", default_threads, "threads per block (baselines) or per rank (dcuda)"}});
+      case_study_options(
+          {{"n", 262144, "block size per GPU: the matrix is n * sqrt(GPUs) square"},
+           {"row-nonzeros", 786, "nonzeros per row of an n-column block (786: density 0.3%)"}},
+          {{"threads", default_threads, "threads per block (baselines) or per rank (dcuda)"}},
+          "matrix and vector seed"));
 }
 
 run_setup setup_from(const app_options& options, int processes) {

@@ -13,19 +13,18 @@ namespace stencil {
 app_options parse_options(int argc, char** argv, const char* program) {
   return app_options(
       argc, argv, program,
-      {{"nx", 512, "points in x"},
-       {"ny", 2048, "rows (y) per GPU; the grid has ny * GPUs rows"},
-       {"nz", 64, "levels (z)"},
-       {"iterations", 100, "timed iterations"},
-       {"warmup", 5, "iterations before the timed ones"},
-       {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
-       {"seed", 42, "input seed"},
-       {"threads", 256, "baselines: threads per block of the stage kernels"},
-       {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"},
-       {"step_levels", 0, "dcuda: levels a rank takes through all three stages at once (0: nz)"},
-       {"pad", 0, "values of padding after each y-plane (layout experiment)"},
-       {"blocks_own_rows", 0, "baselines: 1 gives each block a run of rows, as dcuda ranks have"},
-       {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}});
+      case_study_options(
+          {{"nx", 512, "points in x"},
+           {"ny", 2048, "rows (y) per GPU; the grid has ny * GPUs rows"},
+           {"nz", 64, "levels (z)"}},
+          {{"threads", 256, "baselines: threads per block of the stage kernels"},
+           {"blocks", 0, "baselines: blocks of the stage kernels (0: one per 2048 points)"},
+           {"step_levels", 0,
+            "dcuda: levels a rank takes through all three stages at once (0: nz)"},
+           {"pad", 0, "values of padding after each y-plane (layout experiment)"},
+           {"blocks_own_rows", 0,
+            "baselines: 1 gives each block a run of rows, as dcuda ranks have"},
+           {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}}));
 }
 
 run_setup setup_from(const app_options& options) {

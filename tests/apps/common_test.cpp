@@ -15,6 +15,14 @@ DCUDA_TEST(app_options_read_values_and_skip_dcuda_arguments) {
   DCUDA_CHECK_EQ(options.summary(), std::string("nx=512 ny=96 check=0"));
 }
 
+DCUDA_TEST(case_study_options_put_the_shared_ones_between_sizes_and_extras) {
+  const char* argv[] = {"prog", "--seed", "7"};
+  app_options options(3, const_cast<char**>(argv), "prog",
+                      case_study_options({{"n", 64, "size"}}, {{"threads", 256, "threads"}}));
+  DCUDA_CHECK_EQ(options.summary(),
+                 std::string("n=64 iterations=100 warmup=5 check=1 seed=7 threads=256"));
+}
+
 DCUDA_TEST(app_result_json_carries_every_field) {
   app_result result;
   result.app = "stencil";
