@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "baseline_loop.h"
 #include "cuda_resources.h"
 #include "mpi_process.h"
 #include "power_app.h"
@@ -119,20 +120,13 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     for (const spmv::round_transfers& round : fac_broadcast) exchange.round(round);
   };
 
-  for (int t = 0; t < setup.warmup; ++t) iteration();
-  APP_CUDA(cudaStreamSynchronize(s));
-  APP_MPI(MPI_Barrier(MPI_COMM_WORLD));
-  exchange.start_timing();
-  const double start = MPI_Wtime();
-  for (int t = 0; t < setup.iterations; ++t) iteration();
-  APP_CUDA(cudaStreamSynchronize(s));
-  const double time_ms = (MPI_Wtime() - start) * 1e3;
-  const double comm_ms = exchange.communication_ms();
+  const loop_times times =
+      time_baseline_loop(setup.warmup, setup.iterations, s, exchange, iteration);
 
   double final_fac = 0;
   APP_CUDA(cudaMemcpy(&final_fac, fac, sizeof(double), cudaMemcpyDeviceToHost));
-  return check_and_report(options, setup, version, session.size(), process, 0, time_ms, comm_ms, b,
-                          final_fac);
+  return check_and_report(options, setup, version, session.size(), process, 0, times.time_ms,
+                          times.comm_ms, b, final_fac);
 }
 
 }  // namespace power

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "baseline_loop.h"
 #include "cuda_resources.h"
 #include "mpi_process.h"
 #include "spmv_app.h"
@@ -54,18 +55,11 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     exchange.barrier();
   };
 
-  for (int t = 0; t < setup.warmup; ++t) iteration();
-  APP_CUDA(cudaStreamSynchronize(stream.get()));
-  APP_MPI(MPI_Barrier(MPI_COMM_WORLD));
-  exchange.start_timing();
-  const double start = MPI_Wtime();
-  for (int t = 0; t < setup.iterations; ++t) iteration();
-  APP_CUDA(cudaStreamSynchronize(stream.get()));
-  const double time_ms = (MPI_Wtime() - start) * 1e3;
-  const double comm_ms = exchange.communication_ms();
+  const loop_times times =
+      time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
 
-  return check_and_report(options, setup, version, session.size(), process, 0, time_ms, comm_ms,
-                          y.get());
+  return check_and_report(options, setup, version, session.size(), process, 0, times.time_ms,
+                          times.comm_ms, y.get());
 }
 
 }  // namespace spmv

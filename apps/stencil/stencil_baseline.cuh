@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "baseline_loop.h"
 #include "cuda_resources.h"
 #include "mpi_process.h"
 #include "stencil_app.h"
@@ -64,18 +65,11 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   };
 
   exchange.exchange(in, out_halo());
-  for (int t = 0; t < setup.warmup; ++t) iteration();
-  APP_CUDA(cudaStreamSynchronize(stream.get()));
-  APP_MPI(MPI_Barrier(MPI_COMM_WORLD));
-  exchange.start_timing();
-  const double start = MPI_Wtime();
-  for (int t = 0; t < setup.iterations; ++t) iteration();
-  APP_CUDA(cudaStreamSynchronize(stream.get()));
-  const double time_ms = (MPI_Wtime() - start) * 1e3;
-  const double comm_ms = exchange.communication_ms();
+  const loop_times times =
+      time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
 
-  return check_and_report(options, setup, version, session.size(), session.rank(), 0, time_ms,
-                          comm_ms, in);
+  return check_and_report(options, setup, version, session.size(), session.rank(), 0, times.time_ms,
+                          times.comm_ms, in);
 }
 
 }  // namespace stencil
