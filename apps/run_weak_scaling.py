@@ -19,15 +19,24 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 VERSIONS = ["dcuda", "mpi", "nccl"]
 MPIRUN_OPTIONS = ["--allow-run-as-root", "--bind-to", "none", "--oversubscribe",
                   "--mca", "btl_vader_single_copy_mechanism", "none"]
+# A run takes seconds; one that hangs must not eat a device call (dcuda's own waits time out too).
+RUN_TIMEOUT_S = 180
 
 
 def run_once(program, gpus, extra):
     command = (["mpirun", "-np", str(gpus)] + MPIRUN_OPTIONS + [program, "--check", "0"] + extra)
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired as expired:
+        # TimeoutExpired holds bytes whatever text= says.
+        sys.stderr.write((expired.stdout or b"").decode(errors="replace"))
+        raise SystemExit(f"run_weak_scaling: {' '.join(command)} ran past {RUN_TIMEOUT_S} s")
     results = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines()
                if line.startswith("RESULT ")]
     if done.returncode != 0 or len(results) != 1:
@@ -83,7 +92,10 @@ def main():
         for gpus in args.gpus:
             row = {"gpus": gpus}
             for version, program in versions:
+                started = time.monotonic()
                 runs = [run_once(program, gpus, args.app_args.split()) for _ in range(args.repeats)]
+                print(f"# {app}_{version} on {gpus} GPU(s): {args.repeats} runs in "
+                      f"{time.monotonic() - started:.0f} s", flush=True)
                 all_runs += runs
                 row[version] = summarise(runs)
             baselines = [row[v]["median_ms"] for v, _ in versions if v != "dcuda"]

@@ -14,7 +14,7 @@
 # (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none).
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
 # 10-minute device call: run remote_bandwidth in a call of its own); with 3 or more GPUs it also
-# runs alltoall_bandwidth over all of them and remote_latency_far (GPU 0 to the last GPU).
+# runs alltoall_bandwidth on 2, 4 and all of them and remote_latency_far (GPU 0 to the last GPU).
 # DCUDA_CHECK_TRACE=1 adds a run of remote_latency with DCUDA_NETWORK_TRACE and prints where the
 # network path's time goes (docs/settings.md); its figures are not kept.
 set -uo pipefail
@@ -24,7 +24,7 @@ mkdir -p "$OUT/results"
 exec > >(tee "$OUT/gpu-check.log") 2>&1
 export DCUDA_COMMIT="${DCUDA_COMMIT:-unknown}"
 status=0
-step() { echo; echo "=== $* ==="; }
+step() { echo; echo "=== $* === ($(date +%T))"; }
 
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || status=1
@@ -182,9 +182,13 @@ fi
 # NVSwitch machine is as far apart as any; CUDA_VISIBLE_DEVICES picks it).
 if [ "$gpus" -ge 3 ]; then
   if wanted alltoall_bandwidth; then
-    step "benchmark alltoall_bandwidth ($gpus processes)"
-    "${mpirun_all_gpus[@]}" -x DCUDA_COMMIT build/bench/alltoall_bandwidth \
-      --out "$OUT/results/alltoall-$gpus" || status=1
+    # 2, 4 and every GPU: the same schedule on each count, the scaling curve issue 5 asks for.
+    for count in 2 4 "$gpus"; do
+      [ "$count" -le "$gpus" ] && [ ! -d "$OUT/results/alltoall-$count" ] || continue
+      step "benchmark alltoall_bandwidth ($count processes)"
+      mpirun -np "$count" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none \
+        -x DCUDA_COMMIT build/bench/alltoall_bandwidth --out "$OUT/results/alltoall-$count" || status=1
+    done
   fi
   if wanted remote_latency_far; then
     step "benchmark remote_latency between GPU 0 and GPU $((gpus - 1))"
