@@ -40,7 +40,9 @@ def main():
             ax.fill_between(gpus, [0] * len(gpus), comm, color=color, alpha=0.15,
                             label=f"{label}: communication")
     app = report["benchmark"].split()[0].split("/")[-1]
-    ax.set_title(f"{app}: weak scaling on {report['device']} (commit {report['commit']})",
+    runs = report.get("repeats", 1)
+    ax.set_title(f"{app}: weak scaling on {report['device']} (commit {report['commit']}, "
+                 f"median of {runs} run{'s' if runs != 1 else ''})",
                  fontsize=9)
     ax.set_xlabel("GPUs")
     ax.set_ylabel("time per iteration [ms]")

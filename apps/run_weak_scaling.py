@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Weak scaling of the case studies (issue 4): every version of each application on 1, 2 and 4
-GPUs, the same problem size per GPU, several runs each.
+"""Weak scaling of the case studies (issues 4 and 5): every version of each application on any
+GPU counts (1, 2, 4 by default; 8 on an 8-GPU machine), the same problem size per GPU, several
+runs each.
 
     python3 apps/run_weak_scaling.py --build build --out bench/results/h200x4/apps \
-        [--apps stencil] [--gpus 1 2 4] [--repeats 5] [--commit SHA]
+        [--apps stencil] [--gpus 1 2 4 8] [--repeats 5] [--runs-per-launch 5] [--commit SHA]
 
-Each run is `mpirun -np G <build>/apps/<app>/<app>_<version> --check 0 <sizes>`; its
-"RESULT {json}" line (apps/common/result.h) gives the time of the timed iterations. For every
+A launch is `mpirun -np G <build>/apps/<app>/<app>_<version> --check 0 --runs K <sizes>`; each
+of its K runs starts from the input a fresh process has (apps/common/options.h: --runs) and
+prints one "RESULT {json}" line (apps/common/result.h) with the time of its timed iterations.
+--repeats runs per point are made in launches of --runs-per-launch (default: all in one launch,
+since a launch's start, 4-8 s on 8 GPUs, costs 20-40 times the 0.2 s a run is timed). For every
 application it prints a table (median time per iteration, spread, communication time of the
 baselines, dcuda's speed-up over the faster baseline) and writes <out>/<app>.json, which
 apps/plot_weak_scaling.py draws. Versions whose program was not built (NCCL missing) are left out
@@ -28,8 +32,10 @@ MPIRUN_OPTIONS = ["--allow-run-as-root", "--bind-to", "none", "--oversubscribe",
 RUN_TIMEOUT_S = 180
 
 
-def run_once(program, gpus, extra):
-    command = (["mpirun", "-np", str(gpus)] + MPIRUN_OPTIONS + [program, "--check", "0"] + extra)
+def launch(program, gpus, runs, extra):
+    """One launch of `runs` runs; their results."""
+    command = (["mpirun", "-np", str(gpus)] + MPIRUN_OPTIONS +
+               [program, "--check", "0", "--runs", str(runs)] + extra)
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=RUN_TIMEOUT_S)
@@ -39,11 +45,19 @@ def run_once(program, gpus, extra):
         raise SystemExit(f"run_weak_scaling: {' '.join(command)} ran past {RUN_TIMEOUT_S} s")
     results = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines()
                if line.startswith("RESULT ")]
-    if done.returncode != 0 or len(results) != 1:
+    if done.returncode != 0 or len(results) != runs:
         sys.stderr.write(done.stdout)
         raise SystemExit(f"run_weak_scaling: {' '.join(command)} failed "
-                         f"(exit {done.returncode}, {len(results)} RESULT lines)")
-    return results[0]
+                         f"(exit {done.returncode}, {len(results)} RESULT lines, {runs} expected)")
+    return results
+
+
+def measure(program, gpus, repeats, runs_per_launch, extra):
+    """`repeats` runs in launches of at most `runs_per_launch`."""
+    runs = []
+    while len(runs) < repeats:
+        runs += launch(program, gpus, min(runs_per_launch, repeats - len(runs)), extra)
+    return runs
 
 
 def summarise(runs):
@@ -73,10 +87,16 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--apps", nargs="+", default=["stencil"])
     parser.add_argument("--gpus", nargs="+", type=int, default=[1, 2, 4])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="runs per point")
+    parser.add_argument("--runs-per-launch", type=int, default=0,
+                        help="runs one process start makes (default: all of a point's)")
     parser.add_argument("--commit", default=os.environ.get("DCUDA_COMMIT", "unknown"))
     parser.add_argument("--app-args", default="", help="extra arguments for every program")
     args = parser.parse_args()
+    if args.repeats < 1 or args.runs_per_launch < 0:
+        parser.error("--repeats must be at least 1, --runs-per-launch at least 0")
+    per_launch = args.runs_per_launch or args.repeats
+    launches = -(-args.repeats // per_launch)
     os.makedirs(args.out, exist_ok=True)
 
     for app in args.apps:
@@ -93,9 +113,9 @@ def main():
             row = {"gpus": gpus}
             for version, program in versions:
                 started = time.monotonic()
-                runs = [run_once(program, gpus, args.app_args.split()) for _ in range(args.repeats)]
-                print(f"# {app}_{version} on {gpus} GPU(s): {args.repeats} runs in "
-                      f"{time.monotonic() - started:.0f} s", flush=True)
+                runs = measure(program, gpus, args.repeats, per_launch, args.app_args.split())
+                print(f"# {app}_{version} on {gpus} GPU(s): {args.repeats} runs in {launches} "
+                      f"launch(es), {time.monotonic() - started:.0f} s", flush=True)
                 all_runs += runs
                 row[version] = summarise(runs)
             baselines = [row[v]["median_ms"] for v, _ in versions if v != "dcuda"]
@@ -104,8 +124,9 @@ def main():
             rows.append(row)
 
         parameters = all_runs[0]["parameters"] if all_runs else ""
-        print(f"\n# {app}: weak scaling, time per iteration (median of {args.repeats} runs, "
-              f"[min, max]); {parameters} per GPU; {device_name()}; commit {args.commit}")
+        print(f"\n# {app}: weak scaling, time per iteration (median of {args.repeats} runs in "
+              f"{launches} launch(es), [min, max]); {parameters} per GPU; {device_name()}; "
+              f"commit {args.commit}")
         header = "# GPUs" + "".join(f"{v:>28}" for v, _ in versions) + "   dcuda speed-up"
         print(header)
         for row in rows:
@@ -129,6 +150,7 @@ def main():
             "commit": args.commit,
             "parameters_per_gpu": parameters,
             "repeats": args.repeats,
+            "launches": launches,
             "versions": [v for v, _ in versions],
             "rows": rows,
             "runs": all_runs,

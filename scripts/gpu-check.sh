@@ -7,11 +7,14 @@
 # Usage on a lent GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
 # on the submitting machine (the device copy of the tree has no .git).
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
-# DCUDA_CHECK_PART=apps runs the case studies (issue 4) alone: their GPU tests (ctest -L apps),
+# DCUDA_CHECK_PART=apps runs the case studies (issues 4, 5) alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
-# DCUDA_APPS_REPEATS the runs), then one process of each under compute-sanitizer
-# (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none).
+# DCUDA_APPS_REPEATS the runs, all in one launch), then one process of each under
+# compute-sanitizer (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none), with
+# DCUDA_APPS_SANITIZER_PROCESSES="1 8" also the dcuda versions across 8 GPUs.
+# DCUDA_APPS_STEPS picks among "tests scaling sanitizers" (default all three): on 8 GPUs the three
+# take about 300, 420 and 100 s, more than one 10-minute device call.
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
 # 10-minute device call: run remote_bandwidth in a call of its own); with 3 or more GPUs it also
 # runs alltoall_bandwidth on 2, 4 and all of them and remote_latency_far (GPU 0 to the last GPU).
@@ -42,32 +45,50 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="
 
 part="${DCUDA_CHECK_PART:-all}"
 if [ "$part" = apps ]; then
-  step "case studies: GPU tests (each version against its CPU reference, 1, 2, 4 processes)"
-  ctest --test-dir build -L apps --output-on-failure -j 1 || status=1
+  app_steps=" ${DCUDA_APPS_STEPS:-tests scaling sanitizers} "
+  if [[ "$app_steps" == *" tests "* ]]; then
+    step "case studies: GPU tests (each version against its CPU reference, 1, 2, 4 (8) processes)"
+    ctest --test-dir build -L apps --output-on-failure -j 1 || status=1
+  fi
   # The applications with at least one program built.
   built_apps() { for dir in build/apps/*/; do
     ls "$dir"*_dcuda "$dir"*_mpi >/dev/null 2>&1 && basename "$dir"; done | grep -v reduction; }
   gpu_counts=""
   for count in 1 2 4 8; do [ "$count" -le "$gpus" ] && gpu_counts="$gpu_counts $count"; done
-  step "case studies: weak scaling on$gpu_counts GPU(s)"
-  python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
-    --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
-  step "case studies: compute-sanitizer ${DCUDA_APPS_SANITIZERS-memcheck racecheck}"
-  # One process under compute-sanitizer: each application's small problem (apps/<app>/small.args),
-  # 3 iterations; the dcuda version with 16 ranks.
-  for tool in ${DCUDA_APPS_SANITIZERS-memcheck racecheck}; do
-    for program in build/apps/*/*_dcuda build/apps/*/*_mpi; do
-      app=$(basename "$(dirname "$program")")
-      [ -f "apps/$app/small.args" ] || continue
-      # shellcheck disable=SC2046 # small.args holds the options, split on purpose
-      if DCUDA_RANKS_PER_DEVICE=16 DCUDA_WAIT_TIMEOUT=120 compute-sanitizer --tool "$tool" \
-           --error-exitcode 86 "$program" $(cat "apps/$app/small.args") --iterations 3 \
-           --warmup 1 --check 1 > "$OUT/sanitizer-app.log" 2>&1 &&
-         grep -q "check passed" "$OUT/sanitizer-app.log"; then
-        echo "$tool PASS $program"
-      else
-        status=1; echo "$tool FAIL $program"; tail -40 "$OUT/sanitizer-app.log"
-      fi
+  if [[ "$app_steps" == *" scaling "* ]]; then
+    step "case studies: weak scaling on$gpu_counts GPU(s)"
+    python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
+      --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
+  fi
+  sanitizers="${DCUDA_APPS_SANITIZERS-memcheck racecheck}"
+  [[ "$app_steps" == *" sanitizers "* ]] || sanitizers=""
+  step "case studies: compute-sanitizer ${sanitizers:-(none)}"
+  # Each application's small problem (apps/<app>/small.args) under compute-sanitizer, 3 iterations,
+  # two runs (the second from reset state), the dcuda version with 16 ranks per GPU: one process
+  # of the dcuda and MPI-CUDA versions, then, for each count of DCUDA_APPS_SANITIZER_PROCESSES
+  # above 1 (e.g. "1 8"), the dcuda version across that many GPUs.
+  for tool in $sanitizers; do
+    for processes in ${DCUDA_APPS_SANITIZER_PROCESSES:-1}; do
+      [ "$processes" -le "$gpus" ] || continue
+      programs=(build/apps/*/*_dcuda build/apps/*/*_mpi)
+      [ "$processes" -gt 1 ] && programs=(build/apps/*/*_dcuda)
+      for program in "${programs[@]}"; do
+        app=$(basename "$(dirname "$program")")
+        [ -f "apps/$app/small.args" ] || continue
+        # shellcheck disable=SC2046 # small.args holds the options, split on purpose
+        if mpirun -np "$processes" --allow-run-as-root --bind-to none --oversubscribe \
+             --mca btl_vader_single_copy_mechanism none -x DCUDA_RANKS_PER_DEVICE=16 \
+             -x DCUDA_WAIT_TIMEOUT=120 compute-sanitizer --tool "$tool" --error-exitcode 86 \
+             "$program" $(cat "apps/$app/small.args") --iterations 3 --warmup 1 --check 1 \
+             --runs 2 > "$OUT/sanitizer-app.log" 2>&1 &&
+           [ "$(grep -c "check passed" "$OUT/sanitizer-app.log")" -eq 2 ]; then
+          echo "$tool PASS $program ($processes process(es))"
+          grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-app.log" | sort | uniq -c
+        else
+          status=1; echo "$tool FAIL $program ($processes process(es))"
+          tail -40 "$OUT/sanitizer-app.log"
+        fi
+      done
     done
   done
   rm -f "$OUT/sanitizer-app.log"

@@ -24,8 +24,10 @@ class device_array {
  public:
   explicit device_array(std::size_t count) : count_(count) {
     APP_CUDA(cudaMalloc(&data_, bytes()));
-    APP_CUDA(cudaMemset(data_, 0, bytes()));
+    clear();
   }
+  // Back to the state of a new array (a repeated run starts from it).
+  void clear() const { APP_CUDA(cudaMemset(data_, 0, bytes())); }
   ~device_array() { cudaFree(data_); }
   device_array(const device_array&) = delete;
   device_array& operator=(const device_array&) = delete;

@@ -61,6 +61,13 @@ int app_options::get_int(const std::string& name) const {
   return static_cast<int>(value);
 }
 
+int run_count(const app_options& options) {
+  const std::int64_t runs = options.get("runs");
+  if (runs < 1 || runs > 1000)
+    throw std::invalid_argument("--runs " + std::to_string(runs) + ": must be 1 to 1000");
+  return static_cast<int>(runs);
+}
+
 std::string app_options::summary() const {
   std::ostringstream text;
   for (const auto& option : options_)
@@ -75,7 +82,10 @@ std::vector<app_option> case_study_options(std::vector<app_option> sizes,
                {{"iterations", 100, "timed iterations"},
                 {"warmup", 5, "iterations before the timed ones"},
                 {"check", 1, "1: compare the result with the CPU reference (small sizes)"},
-                {"seed", 42, seed_meaning}});
+                {"seed", 42, seed_meaning},
+                {"runs", 1,
+                 "runs in this launch, each from the same fresh input: warm-up, timed "
+                 "iterations, check, result line"}});
   sizes.insert(sizes.end(), extras.begin(), extras.end());
   return sizes;
 }

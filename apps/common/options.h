@@ -34,7 +34,13 @@ class app_options {
 };
 
 // A case study's options: `sizes`, then the options every case study has (timed and warm-up
-// iterations, the check against the CPU reference, the input seed), then `extras`.
+// iterations, the check against the CPU reference, the input seed, the runs), then `extras`.
 std::vector<app_option> case_study_options(std::vector<app_option> sizes,
                                            const std::vector<app_option>& extras,
                                            const std::string& seed_meaning = "input seed");
+
+// --runs: how many runs one launch makes (1 to 1000; other values throw). Each run starts from the
+// device state a fresh launch has (memory zeroed, the input uploaded), so that the runner's median
+// of several runs costs one process start, not one per run (a start is 4-8 s on 8 GPUs, the
+// timed iterations 0.2 s).
+int run_count(const app_options& options);

@@ -54,6 +54,12 @@ run_setup setup_from(const app_options& options) {
 
 device_particles::device_particles(const run_setup& setup, int process, int processes)
     : layout(setup.layout()), memory(layout.bytes()), error(1) {
+  load_input(setup, process, processes);
+}
+
+void device_particles::load_input(const run_setup& setup, int process, int processes) const {
+  memory.clear();
+  error.clear();
   const box whole = setup.whole(processes);
   const segment_lists own =
       into_segments(initial_particles(whole, setup.particles * processes, setup.seed), whole,
@@ -73,6 +79,7 @@ device_particles::device_particles(const run_setup& setup, int process, int proc
   }
   APP_CUDA(cudaMemcpy(memory.get() + layout.count_offset(current_store, -1), image.data(),
                       image.size(), cudaMemcpyHostToDevice));
+  APP_CUDA(cudaDeviceSynchronize());  // before a kernel on a stream of its own reads them
 }
 
 namespace {

@@ -48,6 +48,9 @@ constexpr double tolerance = 1e-9;
 // record the kernels write.
 struct device_particles {
   device_particles(const run_setup& setup, int process, int processes);
+  // Memory and error zeroed, this process's particles in the current store: the state a run
+  // starts from (--runs).
+  void load_input(const run_setup& setup, int process, int processes) const;
   store_layout layout;
   device_array<unsigned char> memory;
   device_array<run_error> error;

@@ -168,7 +168,14 @@ int run(int argc, char** argv) {
     const device_csr a(setup.matrix, layout.rows_of(process), layout.cols_of(process));
     device_array<double> b(static_cast<std::size_t>(layout.block_cols()));
     device_array<double> reduction(static_cast<std::size_t>((1 + rounds) * layout.block_rows()));
-    upload_input_piece(layout, process, setup.seed, b.get());
+    // The state a run starts from (--runs): b of the first process row, everything else zero.
+    const auto load_input = [&] {
+      b.clear();
+      reduction.clear();
+      upload_input_piece(layout, process, setup.seed, b.get());
+      APP_CUDA(cudaDeviceSynchronize());
+    };
+    load_input();
     dcuda_host_share_memory(dcuda, b.get());
     dcuda_host_share_memory(dcuda, reduction.get());
     spmv_data data{a.view(),
@@ -180,11 +187,13 @@ int run(int argc, char** argv) {
                    process,
                    setup.warmup,
                    setup.iterations};
-    APP_CUDA(cudaDeviceSynchronize());
-    dcuda_host_run(dcuda, &data, sizeof(data));
-    status = check_and_report(options, setup, "dcuda", info.process_count, process,
-                              info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1,
-                              reduction.get());
+    for (int run = 0; run < run_count(options); ++run) {
+      if (run > 0) load_input();
+      dcuda_host_run(dcuda, &data, sizeof(data));
+      status |= check_and_report(options, setup, "dcuda", info.process_count, process,
+                                 info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1,
+                                 reduction.get());
+    }
   }
   dcuda_host_finish(dcuda);
   return status;

@@ -91,9 +91,15 @@ device_fields::device_fields(const run_setup& setup, int process)
       lap(setup.shape.field_size()),
       flx(setup.shape.field_size()),
       fly(setup.shape.field_size()) {
+  load_input(setup, process);
+}
+
+void device_fields::load_input(const run_setup& setup, int process) const {
+  for (const device_array<double>* field : {&field_a, &field_b, &lap, &flx, &fly}) field->clear();
   const std::vector<double> initial =
       initial_field(setup.shape, setup.seed, static_cast<long long>(process) * setup.shape.ny);
   APP_CUDA(cudaMemcpy(field_a.get(), initial.data(), field_a.bytes(), cudaMemcpyHostToDevice));
+  APP_CUDA(cudaDeviceSynchronize());  // before a kernel on a stream of its own reads them
 }
 
 int check_and_report(const app_options& options, const run_setup& setup, const char* version,

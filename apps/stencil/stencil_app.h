@@ -40,6 +40,8 @@ double deviation_from_reference(const run_setup& setup, const std::vector<double
 // field_a.
 struct device_fields {
   device_fields(const run_setup& setup, int process);
+  // Every field zeroed and the input in field_a: the state a run starts from (--runs).
+  void load_input(const run_setup& setup, int process) const;
   device_array<double> field_a, field_b, lap, flx, fly;
   // The field that holds the result after `iterations` iterations (in and out swap each one).
   const double* result_after(int iterations) const {

@@ -1,4 +1,5 @@
 // The case studies' shared host code: the command line and the result line.
+#include <stdexcept>
 #include <string>
 
 #include "options.h"
@@ -20,7 +21,25 @@ DCUDA_TEST(case_study_options_put_the_shared_ones_between_sizes_and_extras) {
   app_options options(3, const_cast<char**>(argv), "prog",
                       case_study_options({{"n", 64, "size"}}, {{"threads", 256, "threads"}}));
   DCUDA_CHECK_EQ(options.summary(),
-                 std::string("n=64 iterations=100 warmup=5 check=1 seed=7 threads=256"));
+                 std::string("n=64 iterations=100 warmup=5 check=1 seed=7 runs=1 threads=256"));
+}
+
+DCUDA_TEST(run_count_takes_1_to_1000_runs_and_names_a_bad_value) {
+  const auto runs_of = [](const char* value) {
+    const char* argv[] = {"prog", "--runs", value};
+    return run_count(app_options(3, const_cast<char**>(argv), "prog", case_study_options({}, {})));
+  };
+  DCUDA_CHECK_EQ(runs_of("3"), 3);
+  DCUDA_CHECK_EQ(runs_of("1000"), 1000);
+  for (const char* bad : {"0", "-2", "1001"}) {
+    std::string message;
+    try {
+      runs_of(bad);
+    } catch (const std::invalid_argument& error) {
+      message = error.what();
+    }
+    DCUDA_CHECK_EQ(message, "--runs " + std::string(bad) + ": must be 1 to 1000");
+  }
 }
 
 DCUDA_TEST(app_result_json_carries_every_field) {

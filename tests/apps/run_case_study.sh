@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # A case study's GPU test: run_case_study.sh PROCESSES PROGRAM [ARGS...] runs PROGRAM under mpirun
-# with PROCESSES processes and passes when it reports its result check passed. Without a GPU, or
-# with fewer GPUs than processes, it prints "SKIP: <why>" (CTest reports it skipped).
+# with PROCESSES processes and passes when every run it was asked for (ARGS' --runs, default 1)
+# reports a passed result check. Without a GPU, or with fewer GPUs than processes, it prints
+# "SKIP: <why>" (CTest reports it skipped).
 set -uo pipefail
 processes=$1; shift
 program=$1
+runs=1
+previous=""
+for argument in "$@"; do
+  [ "$previous" = --runs ] && runs=$argument
+  previous=$argument
+done
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 if [ "${gpus:-0}" -eq 0 ]; then
   echo "SKIP: $(basename "$program"): no GPU found (nvidia-smi -L lists none)"; exit 0
@@ -20,7 +27,9 @@ output=$(mpirun -np "$processes" --oversubscribe --allow-run-as-root --bind-to n
 status=$?
 echo "$output"
 if [ $status -ne 0 ]; then echo "FAIL: exit status $status"; exit 1; fi
-if ! grep -q '^RESULT .*"check": "passed"' <<<"$output"; then
-  echo "FAIL: no RESULT line with a passed check"; exit 1
+passed=$(grep -c '^RESULT .*"check": "passed"' <<<"$output")
+results=$(grep -c '^RESULT ' <<<"$output")
+if [ "$passed" -ne "$runs" ] || [ "$results" -ne "$runs" ]; then
+  echo "FAIL: $runs run(s) asked for, $results RESULT line(s), $passed with a passed check"; exit 1
 fi
-echo "PASS: $(basename "$program") on $processes process(es): result matches the CPU reference"
+echo "PASS: $(basename "$program") on $processes process(es): each of $runs run(s) matches the CPU reference"
