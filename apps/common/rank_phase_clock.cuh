@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "cuda_resources.h"
+
 enum rank_phase : int { phase_compute, phase_barrier, phase_send, phase_wait, phase_count };
 
 __device__ inline std::uint64_t global_timer_ns() {
@@ -43,12 +45,15 @@ struct rank_phase_clock {
 };
 
 // One line per phase: the mean and the largest over a GPU's ranks, in microseconds per
-// iteration; `table` holds phase_count values per rank, as rank_phase_clock::store wrote them.
-inline void print_rank_phases(const std::vector<std::uint64_t>& table, int process,
+// iteration; `phase_ns` (device memory) holds phase_count values per rank, as
+// rank_phase_clock::store wrote them. Prints nothing when it is empty (--phases 0).
+inline void print_rank_phases(const device_array<std::uint64_t>& phase_ns, int process,
                               int iterations) {
   static const char* const names[phase_count] = {"compute", "barrier", "send", "wait"};
-  const std::size_t ranks = table.size() / phase_count;
+  const std::size_t ranks = phase_ns.size() / phase_count;
   if (ranks == 0 || iterations <= 0) return;
+  std::vector<std::uint64_t> table(phase_ns.size());
+  APP_CUDA(cudaMemcpy(table.data(), phase_ns.get(), phase_ns.bytes(), cudaMemcpyDeviceToHost));
   for (int p = 0; p < phase_count; ++p) {
     double sum = 0, most = 0;
     for (std::size_t r = 0; r < ranks; ++r) {

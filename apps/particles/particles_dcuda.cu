@@ -242,12 +242,7 @@ int run(int argc, char** argv) {
     for (int run = 0; run < run_count(options); ++run) {
       if (run > 0) state.load_input(setup, info.process_index, info.process_count);
       dcuda_host_run(dcuda, &data, sizeof(data));
-      if (phases) {
-        std::vector<std::uint64_t> table(phase_ns.size());
-        APP_CUDA(cudaMemcpy(table.data(), phase_ns.get(), table.size() * sizeof(std::uint64_t),
-                            cudaMemcpyDeviceToHost));
-        print_rank_phases(table, info.process_index, setup.iterations);
-      }
+      print_rank_phases(phase_ns, info.process_index, setup.iterations);
       status |=
           check_and_report(options, setup, "dcuda", info.process_count, info.process_index,
                            info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1, state);
