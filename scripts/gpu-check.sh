@@ -13,8 +13,9 @@
 # DCUDA_APPS_REPEATS the runs, all in one launch), then one process of each under
 # compute-sanitizer (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none), with
 # DCUDA_APPS_SANITIZER_PROCESSES="1 8" also the dcuda versions across 8 GPUs.
-# DCUDA_APPS_STEPS picks among "tests scaling sanitizers" (default all three): on 8 GPUs the three
-# take about 300, 420 and 100 s, more than one 10-minute device call.
+# DCUDA_APPS_STEPS picks among "tests scaling sanitizers profile" (default the first three): on 8
+# GPUs they take about 300, 420 and 100 s, more than one 10-minute device call; "profile" runs
+# apps/profile_ncu.sh (Nsight Compute, one GPU, dcuda against MPI-CUDA) into $OUT/ncu.tgz.
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
 # 10-minute device call: run remote_bandwidth in a call of its own); with 3 or more GPUs it also
 # runs alltoall_bandwidth on 2, 4 and all of them and remote_latency_far (GPU 0 to the last GPU).
@@ -59,6 +60,13 @@ if [ "$part" = apps ]; then
     step "case studies: weak scaling on$gpu_counts GPU(s)"
     python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
       --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
+  fi
+  if [[ "$app_steps" == *" profile "* ]]; then
+    step "case studies: Nsight Compute on one GPU"
+    CUDA_VISIBLE_DEVICES=0 bash apps/profile_ncu.sh build "$OUT/ncu" ${DCUDA_APPS:-$(built_apps)} ||
+      status=1
+    # One archive: the device tool brings back at most 8 files.
+    tar czf "$OUT/ncu.tgz" -C "$OUT" ncu && rm -rf "$OUT/ncu"
   fi
   sanitizers="${DCUDA_APPS_SANITIZERS-memcheck racecheck}"
   [[ "$app_steps" == *" sanitizers "* ]] || sanitizers=""
