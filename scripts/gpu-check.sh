@@ -17,18 +17,27 @@
 # GPUs they take about 300, 420 and 100 s, more than one 10-minute device call; "profile" runs
 # apps/profile_ncu.sh (Nsight Compute, one GPU, dcuda against MPI-CUDA) into $OUT/ncu.tgz.
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
-# 10-minute device call: run remote_bandwidth in a call of its own); with 3 or more GPUs it also
+# 10-minute device call: run remote_bandwidth in a call of its own); barrier_latency runs on one
+# GPU and on all of them (results/barrier-1, results/barrier-<GPUs>); with 3 or more GPUs it also
 # runs alltoall_bandwidth on 2, 4 and all of them and remote_latency_far (GPU 0 to the last GPU).
 # DCUDA_CHECK_TRACE=1 adds a run of remote_latency with DCUDA_NETWORK_TRACE and prints where the
 # network path's time goes (docs/settings.md); its figures are not kept.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT/results"
 exec > >(tee "$OUT/gpu-check.log") 2>&1
 export DCUDA_COMMIT="${DCUDA_COMMIT:-unknown}"
 status=0
 step() { echo; echo "=== $* === ($(date +%T))"; }
+# The device tool brings back files at most two folders below $OUT, 8 of them: everything under
+# $OUT/results also goes into one archive, $OUT/results.tgz.
+finish() {
+  step "done"
+  tar czf "$OUT/results.tgz" -C "$OUT" results
+  echo "gpu-check status: $status (0 = everything passed)"
+  exit $status
+}
 
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || status=1
@@ -100,9 +109,7 @@ if [ "$part" = apps ]; then
     done
   done
   rm -f "$OUT/sanitizer-app.log"
-  step "done"
-  echo "gpu-check status: $status (0 = everything passed)"
-  exit $status
+  finish
 fi
 # --bind-to none: each process's host proxy spins on a thread of its own (README, "Several GPUs").
 mpirun_gpus=(mpirun -np 2 --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
@@ -206,6 +213,17 @@ if [ "$gpus" -ge 2 ]; then
   done
 fi
 
+# What a barrier costs with every resident rank: on one GPU, then across all of them.
+if wanted barrier_latency; then
+  counts=1
+  [ "$gpus" -ge 2 ] && counts="1 $gpus"
+  for count in $counts; do
+    step "benchmark barrier_latency ($count process(es))"
+    mpirun -np "$count" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none \
+      -x DCUDA_COMMIT build/bench/barrier_latency --out "$OUT/results/barrier-$count" || status=1
+  done
+fi
+
 # Issue 5's scaling benchmarks, on every GPU of the machine (3 or more): all-to-all bandwidth with
 # every rank sending, and the peer latency between the first and the last GPU (one pair of an
 # NVSwitch machine is as far apart as any; CUDA_VISIBLE_DEVICES picks it).
@@ -234,6 +252,4 @@ fi
 
 fi  # bench
 
-step "done"
-echo "gpu-check status: $status (0 = everything passed)"
-exit $status
+finish

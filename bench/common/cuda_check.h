@@ -38,6 +38,22 @@ class device_bytes {
   std::size_t bytes_;
 };
 
+// A non-blocking stream, destroyed with the object.
+class owned_stream {
+ public:
+  owned_stream() {
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags", __FILE__, __LINE__);
+  }
+  ~owned_stream() { cudaStreamDestroy(stream_); }
+  owned_stream(const owned_stream&) = delete;
+  owned_stream& operator=(const owned_stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
 }  // namespace dcuda_bench
 
 #define BENCH_CUDA_CHECK(call) ::dcuda_bench::check_cuda((call), #call, __FILE__, __LINE__)
