@@ -14,6 +14,12 @@ struct loop_times {
   double comm_ms;  // the part the exchange spent communicating
 };
 
+// What a baseline reports of one run (it has no dcuda ranks).
+inline run_figures baseline_run_figures(const char* version, const mpi_session& session,
+                                        const loop_times& times) {
+  return {version, session.size(), session.rank(), 0, times.time_ms, times.comm_ms};
+}
+
 // `exchange` provides start_timing() and communication_ms(); `iteration()` queues one iteration
 // on `stream`.
 template <typename Exchange, typename Iteration>

@@ -80,12 +80,23 @@ bool mpi_takes_device_buffers() {
 #endif
 }
 
-int report_run(app_result result, bool checked, int process) {
-  result.time_ms = max_over_processes(result.time_ms);
-  result.comm_ms = result.comm_ms < 0 ? -1 : max_over_processes(result.comm_ms);
+int report_run(const char* app, const app_options& options, int iterations, const run_figures& run,
+               bool checked, double max_error, double tolerance,
+               const std::string& extra_parameters) {
+  app_result result;
+  result.app = app;
+  result.version = run.version;
+  result.gpus = run.processes;
+  result.ranks_per_gpu = run.ranks_per_gpu;
+  result.iterations = iterations;
+  result.time_ms = max_over_processes(run.time_ms);
+  result.comm_ms = run.comm_ms < 0 ? -1 : max_over_processes(run.comm_ms);
+  result.max_error = max_error;
+  result.tolerance = tolerance;
+  result.parameters = options.summary() + extra_parameters;
   const bool failed = checked && !(result.max_error <= result.tolerance);
   result.check = !checked ? "off" : failed ? "FAILED" : "passed";
-  if (process == 0) print_result(result);
+  if (run.process == 0) print_result(result);
   return failed ? 1 : 0;
 }
 

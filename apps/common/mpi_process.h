@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "options.h"
 #include "result.h"
 
 void check_mpi(int status, const char* call);
@@ -43,11 +44,45 @@ double max_over_processes(double value);
 // case studies number world ranks GPU by GPU, rank r on GPU r / ranks).
 void require_equal_ranks_per_gpu(int ranks);
 
-// The collective end of every case study's run: `result` holds this process's times (comm_ms
-// negative where not separable) and the check's largest deviation; the line printed by process
-// 0 carries the slowest process's times and "passed", "FAILED" or "off" (checked false).
-// Returns the program's exit status: 1 when the check failed.
-int report_run(app_result result, bool checked, int process);
+// What one run of a version measured on this process; every version hands it to its
+// application's check_and_report.
+struct run_figures {
+  const char* version;  // "dcuda", "mpi", "nccl"
+  int processes;        // one per GPU
+  int process;          // this one
+  int ranks_per_gpu;    // dcuda ranks (thread blocks) per GPU; 0 for the baselines
+  double time_ms;       // the timed iterations, whole
+  double comm_ms;       // the part spent in communication; -1: not separable (dcuda)
+};
+
+// The collective end of every case study's run: the result line of `app` with the run's figures,
+// the check's largest deviation and its tolerance, and the options (plus `extra_parameters`) as
+// parameters. The line printed by process 0 carries the slowest process's times and "passed",
+// "FAILED" or "off" (checked false). Returns the program's exit status: 1 when the check failed.
+int report_run(const char* app, const app_options& options, int iterations, const run_figures& run,
+               bool checked, double max_error, double tolerance,
+               const std::string& extra_parameters = "");
+
+// Times spans on the host's clock (MPI_Wtime) between begin() and end(), summed (the MPI-CUDA
+// baselines' communication time, which blocks the host anyway). Off (counting nothing) until
+// start(), which also sets the sum to zero.
+class wall_clock_timer {
+ public:
+  void start() {
+    on_ = true;
+    total_ms_ = 0;
+  }
+  void begin() { begun_ = MPI_Wtime(); }
+  void end() {
+    if (on_) total_ms_ += (MPI_Wtime() - begun_) * 1e3;
+  }
+  double total_ms() const { return total_ms_; }
+
+ private:
+  bool on_ = false;
+  double begun_ = 0;
+  double total_ms_ = 0;
+};
 
 // "<program>: error: process <p>: <what>" on standard error, then MPI_Abort (or exit, where MPI
 // is not initialised) with status 1.

@@ -44,3 +44,15 @@ std::vector<app_option> case_study_options(std::vector<app_option> sizes,
 // of several runs costs one process start, not one per run (a start is 4-8 s on 8 GPUs, the
 // timed iterations 0.2 s).
 int run_count(const app_options& options);
+
+// The --runs of a launch: run_once() (which returns its exit status) as often as run_count says,
+// with reload_input() before every run but the first. Returns 1 when any run's check failed.
+template <typename ReloadInput, typename RunOnce>
+int each_run(const app_options& options, ReloadInput&& reload_input, RunOnce&& run_once) {
+  int status = 0;
+  for (int run = 0; run < run_count(options); ++run) {
+    if (run > 0) reload_input();
+    status |= run_once();
+  }
+  return status;
+}

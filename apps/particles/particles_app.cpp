@@ -139,8 +139,7 @@ double deviation_from_reference(const run_setup& setup, const std::vector<partic
 
 }  // namespace
 
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const device_particles& state) {
   run_error error{};
   APP_CUDA(cudaMemcpy(&error, state.error.get(), sizeof(error), cudaMemcpyDeviceToHost));
@@ -148,19 +147,9 @@ int check_and_report(const app_options& options, const run_setup& setup, const c
     throw std::runtime_error(describe(error, setup.capacity));
   double deviation = 0;
   if (setup.check)
-    deviation = deviation_from_reference(setup, own_particles(state), process, processes);
-  app_result result;
-  result.app = "particles";
-  result.version = version;
-  result.gpus = processes;
-  result.ranks_per_gpu = ranks_per_gpu;
-  result.iterations = setup.iterations;
-  result.time_ms = time_ms;
-  result.comm_ms = comm_ms;
-  result.max_error = deviation;
-  result.tolerance = tolerance;
-  result.parameters = options.summary() + " capacity_used=" + std::to_string(setup.capacity);
-  return report_run(result, setup.check, process);
+    deviation = deviation_from_reference(setup, own_particles(state), run.process, run.processes);
+  return report_run("particles", options, setup.iterations, run, setup.check, deviation, tolerance,
+                    " capacity_used=" + std::to_string(setup.capacity));
 }
 
 }  // namespace particles

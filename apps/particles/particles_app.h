@@ -8,7 +8,7 @@
 #include "cuda_resources.h"
 #include "options.h"
 #include "particles_problem.h"
-#include "result.h"
+#include "mpi_process.h"
 
 namespace particles {
 
@@ -61,8 +61,7 @@ struct device_particles {
 // capacity, a particle too fast) ends the program naming it; with --check 1, the particles
 // against the CPU reference; then process 0's result line (the largest time of any process).
 // Returns the program's exit status: 1 when the check failed.
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const device_particles& state);
 
 }  // namespace particles

@@ -54,16 +54,15 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     exchange.exchange(exchange_kind::ghosts);
   };
 
-  int status = 0;
-  for (int run = 0; run < run_count(options); ++run) {
-    if (run > 0) state.load_input(setup, session.rank(), session.size());
-    exchange.exchange(exchange_kind::ghosts);
-    const loop_times times =
-        time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
-    status |= check_and_report(options, setup, version, session.size(), session.rank(), 0,
-                               times.time_ms, times.comm_ms, state);
-  }
-  return status;
+  return each_run(
+      options, [&] { state.load_input(setup, session.rank(), session.size()); },
+      [&] {
+        exchange.exchange(exchange_kind::ghosts);
+        const loop_times times =
+            time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
+        return check_and_report(options, setup, baseline_run_figures(version, session, times),
+                                state);
+      });
 }
 
 }  // namespace particles

@@ -45,6 +45,7 @@
 #include "cuda_resources.h"
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
+#include "dcuda_run_figures.h"
 #include "mpi_process.h"
 #include "particles_app.h"
 #include "particles_kernels.cuh"
@@ -239,14 +240,13 @@ int run(int argc, char** argv) {
                         setup.warmup,
                         setup.iterations,
                         phases ? phase_ns.get() : nullptr};
-    for (int run = 0; run < run_count(options); ++run) {
-      if (run > 0) state.load_input(setup, info.process_index, info.process_count);
-      dcuda_host_run(dcuda, &data, sizeof(data));
-      print_rank_phases(phase_ns, info.process_index, setup.iterations);
-      status |=
-          check_and_report(options, setup, "dcuda", info.process_count, info.process_index,
-                           info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1, state);
-    }
+    status = each_run(
+        options, [&] { state.load_input(setup, info.process_index, info.process_count); },
+        [&] {
+          dcuda_host_run(dcuda, &data, sizeof(data));
+          print_rank_phases(phase_ns, info.process_index, setup.iterations);
+          return check_and_report(options, setup, dcuda_run_figures(dcuda, info), state);
+        });
   }
   dcuda_host_finish(dcuda);
   return status;

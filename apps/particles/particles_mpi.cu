@@ -32,7 +32,7 @@ class mpi_exchange {
     const exchange_messages messages = messages_of(kind, layout_.segments, rank_, size_);
     if (messages.sends.empty() && messages.receives.empty()) return;
     APP_CUDA(cudaStreamSynchronize(stream_));  // the kernel before: computation, not counted
-    const double start = MPI_Wtime();
+    timer_.begin();
     // Staging slots: sends in 0..1, receives in 2..3; a count (int) in front of the particles.
     auto staged = [&](std::size_t slot) { return staging_.get() + slot * message_bytes_; };
     for (std::size_t m = 0; m < messages.sends.size(); ++m)
@@ -73,14 +73,11 @@ class mpi_exchange {
                                cudaMemcpyHostToDevice, stream_));
     }
     APP_CUDA(cudaStreamSynchronize(stream_));
-    if (timing_) communication_ms_ += (MPI_Wtime() - start) * 1e3;
+    timer_.end();
   }
 
-  void start_timing() {
-    timing_ = true;
-    communication_ms_ = 0;
-  }
-  double communication_ms() const { return communication_ms_; }
+  void start_timing() { timer_.start(); }
+  double communication_ms() const { return timer_.total_ms(); }
 
  private:
   // A segment sent down arrives in the receiver's top ghost (segments); one sent up in its
@@ -102,8 +99,7 @@ class mpi_exchange {
   int rank_, size_;
   std::size_t message_bytes_;
   pinned_array<unsigned char> staging_;
-  bool timing_ = false;
-  double communication_ms_ = 0;
+  wall_clock_timer timer_;  // the exchanges' communication time
 };
 
 }  // namespace

@@ -28,22 +28,21 @@ double initial_fac(const run_setup& setup) {
   return inverse_norm(spmv::input_vector(setup.seed, setup.matrix.n));
 }
 
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* device_b, double fac) {
   const double allowed = tolerance(setup.matrix.row_nonzeros, setup.matrix.n);
   double deviation = 0;
   if (setup.check) {
     const long long piece = setup.layout.block_cols();
-    if (piece > INT_MAX || piece * processes > INT_MAX)
+    if (piece > INT_MAX || piece * run.processes > INT_MAX)
       throw std::invalid_argument(
           "the result check gathers at most 2^31 values in all; use --check 0");
     std::vector<double> b(static_cast<std::size_t>(piece));
     APP_CUDA(cudaMemcpy(b.data(), device_b, b.size() * sizeof(double), cudaMemcpyDeviceToHost));
-    std::vector<double> gathered(process == 0 ? b.size() * processes : 0);
+    std::vector<double> gathered(run.process == 0 ? b.size() * run.processes : 0);
     APP_MPI(MPI_Gather(b.data(), static_cast<int>(piece), MPI_DOUBLE, gathered.data(),
                        static_cast<int>(piece), MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    if (process == 0) {
+    if (run.process == 0) {
       // The first row is processes col * rows: their pieces in column order make b.
       power_state result;
       result.fac = fac;
@@ -57,18 +56,7 @@ int check_and_report(const app_options& options, const run_setup& setup, const c
     }
     APP_MPI(MPI_Bcast(&deviation, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
   }
-  app_result result;
-  result.app = "power";
-  result.version = version;
-  result.gpus = processes;
-  result.ranks_per_gpu = ranks_per_gpu;
-  result.iterations = setup.iterations;
-  result.time_ms = time_ms;
-  result.comm_ms = comm_ms;
-  result.max_error = deviation;
-  result.tolerance = allowed;
-  result.parameters = options.summary();
-  return report_run(result, setup.check, process);
+  return report_run("power", options, setup.iterations, run, setup.check, deviation, allowed);
 }
 
 }  // namespace power

@@ -26,8 +26,7 @@ double initial_fac(const run_setup& setup);
 // b (`device_b`, block_cols values in device memory; other rows' are ignored) and process 0's fac
 // against the CPU reference after warmup + iterations iterations; then process 0's result line.
 // Returns 1 when the check failed.
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* device_b, double fac);
 
 }  // namespace power

@@ -126,17 +126,14 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     for (const spmv::round_transfers& round : fac_broadcast) exchange.round(round);
   };
 
-  int status = 0;
-  for (int run = 0; run < run_count(options); ++run) {
-    if (run > 0) load_input();
+  return each_run(options, load_input, [&] {
     const loop_times times =
         time_baseline_loop(setup.warmup, setup.iterations, s, exchange, iteration);
     double final_fac = 0;
     APP_CUDA(cudaMemcpy(&final_fac, fac, sizeof(double), cudaMemcpyDeviceToHost));
-    status |= check_and_report(options, setup, version, session.size(), process, 0, times.time_ms,
-                               times.comm_ms, b, final_fac);
-  }
-  return status;
+    return check_and_report(options, setup, baseline_run_figures(version, session, times), b,
+                            final_fac);
+  });
 }
 
 }  // namespace power

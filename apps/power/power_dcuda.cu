@@ -53,6 +53,7 @@
 #include "cuda_resources.h"
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
+#include "dcuda_run_figures.h"
 #include "mpi_process.h"
 #include "power_app.h"
 #include "power_kernels.cuh"
@@ -291,15 +292,13 @@ int run(int argc, char** argv) {
     power_data data{a.view(), area.get(), at, layout, process, setup.warmup, setup.iterations};
 
     const int total = setup.warmup + setup.iterations;
-    for (int run = 0; run < run_count(options); ++run) {
-      if (run > 0) load_input();
+    status = each_run(options, load_input, [&] {
       dcuda_host_run(dcuda, &data, sizeof(data));
       double fac = 0;
       APP_CUDA(cudaMemcpy(&fac, area.get() + at.fac(), sizeof(double), cudaMemcpyDeviceToHost));
-      status |= check_and_report(options, setup, "dcuda", info.process_count, process, ranks,
-                                 dcuda_host_get_timings(dcuda).at(0), -1,
-                                 area.get() + at.b(total & 1), fac);
-    }
+      return check_and_report(options, setup, dcuda_run_figures(dcuda, info),
+                              area.get() + at.b(total & 1), fac);
+    });
   }
   dcuda_host_finish(dcuda);
   return status;

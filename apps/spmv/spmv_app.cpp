@@ -80,28 +80,16 @@ double deviation_from_reference(const run_setup& setup, const std::vector<double
   return deviation;
 }
 
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* device_y) {
   const double tolerance = relative_tolerance(setup.matrix.row_nonzeros);
   double deviation = 0;
   if (setup.check) {
     std::vector<double> y(static_cast<std::size_t>(setup.layout.block_rows()));
     APP_CUDA(cudaMemcpy(y.data(), device_y, y.size() * sizeof(double), cudaMemcpyDeviceToHost));
-    deviation = deviation_from_reference(setup, y, process, processes);
+    deviation = deviation_from_reference(setup, y, run.process, run.processes);
   }
-  app_result result;
-  result.app = "spmv";
-  result.version = version;
-  result.gpus = processes;
-  result.ranks_per_gpu = ranks_per_gpu;
-  result.iterations = setup.iterations;
-  result.time_ms = time_ms;
-  result.comm_ms = comm_ms;
-  result.max_error = deviation;
-  result.tolerance = tolerance;
-  result.parameters = options.summary();
-  return report_run(result, setup.check, process);
+  return report_run("spmv", options, setup.iterations, run, setup.check, deviation, tolerance);
 }
 
 }  // namespace spmv

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "options.h"
-#include "result.h"
+#include "mpi_process.h"
 #include "spmv_grid.h"
 #include "spmv_matrix.h"
 
@@ -51,8 +51,7 @@ double deviation_from_reference(const run_setup& setup, const std::vector<double
 // The end of every version's run, collective over MPI_COMM_WORLD: with --check 1, the product
 // `device_y` (device memory, block_rows values) against the CPU reference; then process 0's
 // result line (the largest time of any process). Returns 1 when the check failed.
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* device_y);
 
 }  // namespace spmv

@@ -61,15 +61,11 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     exchange.barrier();
   };
 
-  int status = 0;
-  for (int run = 0; run < run_count(options); ++run) {
-    if (run > 0) load_input();
+  return each_run(options, load_input, [&] {
     const loop_times times =
         time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
-    status |= check_and_report(options, setup, version, session.size(), process, 0, times.time_ms,
-                               times.comm_ms, y.get());
-  }
-  return status;
+    return check_and_report(options, setup, baseline_run_figures(version, session, times), y.get());
+  });
 }
 
 }  // namespace spmv

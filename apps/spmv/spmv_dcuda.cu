@@ -37,6 +37,7 @@
 #include "cuda_resources.h"
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
+#include "dcuda_run_figures.h"
 #include "mpi_process.h"
 #include "spmv_app.h"
 #include "spmv_kernels.cuh"
@@ -187,13 +188,10 @@ int run(int argc, char** argv) {
                    process,
                    setup.warmup,
                    setup.iterations};
-    for (int run = 0; run < run_count(options); ++run) {
-      if (run > 0) load_input();
+    status = each_run(options, load_input, [&] {
       dcuda_host_run(dcuda, &data, sizeof(data));
-      status |= check_and_report(options, setup, "dcuda", info.process_count, process,
-                                 info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1,
-                                 reduction.get());
-    }
+      return check_and_report(options, setup, dcuda_run_figures(dcuda, info), reduction.get());
+    });
   }
   dcuda_host_finish(dcuda);
   return status;

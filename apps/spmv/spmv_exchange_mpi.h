@@ -24,7 +24,7 @@ class mpi_exchange {
   void round(const round_transfers& transfers) {
     if (transfers.empty()) return;
     APP_CUDA(cudaStreamSynchronize(stream_));  // the kernels before: computation, not counted
-    const double start = MPI_Wtime();
+    timer_.begin();
     // Staging slots: the sends first, then the receives.
     const std::size_t sends = transfers.sends.size();
     std::vector<const double*> sources;
@@ -62,21 +62,18 @@ class mpi_exchange {
       }
       APP_CUDA(cudaStreamSynchronize(stream_));
     }
-    if (timing_) communication_ms_ += (MPI_Wtime() - start) * 1e3;
+    timer_.end();
   }
 
   void barrier() {
     APP_CUDA(cudaStreamSynchronize(stream_));
-    const double start = MPI_Wtime();
+    timer_.begin();
     APP_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    if (timing_) communication_ms_ += (MPI_Wtime() - start) * 1e3;
+    timer_.end();
   }
 
-  void start_timing() {
-    timing_ = true;
-    communication_ms_ = 0;
-  }
-  double communication_ms() const { return communication_ms_; }
+  void start_timing() { timer_.start(); }
+  double communication_ms() const { return timer_.total_ms(); }
 
  private:
   // Pinned slot `slot` with room for `count` values (allocated at first use: in the warm-up).
@@ -93,8 +90,7 @@ class mpi_exchange {
   cudaStream_t stream_;
   bool device_buffers_;
   std::vector<std::unique_ptr<pinned_array<double>>> staging_;
-  bool timing_ = false;
-  double communication_ms_ = 0;
+  wall_clock_timer timer_;  // the exchanges' communication time
 };
 
 }  // namespace spmv

@@ -102,28 +102,16 @@ void device_fields::load_input(const run_setup& setup, int process) const {
   APP_CUDA(cudaDeviceSynchronize());  // before a kernel on a stream of its own reads them
 }
 
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* final_field) {
   double deviation = 0;
   if (setup.check) {
     std::vector<double> result(setup.shape.field_size());
     APP_CUDA(cudaMemcpy(result.data(), final_field, result.size() * sizeof(double),
                         cudaMemcpyDeviceToHost));
-    deviation = deviation_from_reference(setup, result, process, processes);
+    deviation = deviation_from_reference(setup, result, run.process, run.processes);
   }
-  app_result result;
-  result.app = "stencil";
-  result.version = version;
-  result.gpus = processes;
-  result.ranks_per_gpu = ranks_per_gpu;
-  result.iterations = setup.iterations;
-  result.time_ms = time_ms;
-  result.comm_ms = comm_ms;
-  result.max_error = deviation;
-  result.tolerance = tolerance;
-  result.parameters = options.summary();
-  return report_run(result, setup.check, process);
+  return report_run("stencil", options, setup.iterations, run, setup.check, deviation, tolerance);
 }
 
 }  // namespace stencil

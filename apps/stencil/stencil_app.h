@@ -7,7 +7,7 @@
 
 #include "cuda_resources.h"
 #include "options.h"
-#include "result.h"
+#include "mpi_process.h"
 #include "stencil_problem.h"
 
 namespace stencil {
@@ -52,8 +52,7 @@ struct device_fields {
 // The end of every version's run, collective over MPI_COMM_WORLD: with --check 1, the result
 // `final_field` (device memory) against the CPU reference; then process 0's result line (the
 // largest time of any process). Returns the program's exit status: 1 when the check failed.
-int check_and_report(const app_options& options, const run_setup& setup, const char* version,
-                     int processes, int process, int ranks_per_gpu, double time_ms, double comm_ms,
+int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* final_field);
 
 // The messages of one halo exchange of a process that owns slab `process` of `processes`: which

@@ -64,18 +64,16 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     std::swap(in, out);
   };
 
-  int status = 0;
-  for (int run = 0; run < run_count(options); ++run) {
-    if (run > 0) fields.load_input(setup, session.rank());
-    in = fields.field_a.get();
-    out = fields.field_b.get();
-    exchange.exchange(in, out_halo());
-    const loop_times times =
-        time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
-    status |= check_and_report(options, setup, version, session.size(), session.rank(), 0,
-                               times.time_ms, times.comm_ms, in);
-  }
-  return status;
+  return each_run(
+      options, [&] { fields.load_input(setup, session.rank()); },
+      [&] {
+        in = fields.field_a.get();
+        out = fields.field_b.get();
+        exchange.exchange(in, out_halo());
+        const loop_times times =
+            time_baseline_loop(setup.warmup, setup.iterations, stream.get(), exchange, iteration);
+        return check_and_report(options, setup, baseline_run_figures(version, session, times), in);
+      });
 }
 
 }  // namespace stencil

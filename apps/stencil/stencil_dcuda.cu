@@ -14,6 +14,7 @@
 #include "cuda_resources.h"
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
+#include "dcuda_run_figures.h"
 #include "mpi_process.h"
 #include "rank_phase_clock.cuh"
 #include "stencil_app.h"
@@ -250,14 +251,14 @@ int run(int argc, char** argv) {
                       setup.iterations,
                       step_levels,
                       phases ? phase_ns.get() : nullptr};
-    for (int run = 0; run < run_count(options); ++run) {
-      if (run > 0) fields.load_input(setup, info.process_index);
-      dcuda_host_run(dcuda, &data, sizeof(data));
-      print_rank_phases(phase_ns, info.process_index, setup.iterations);
-      status |= check_and_report(options, setup, "dcuda", info.process_count, info.process_index,
-                                 info.rank_responsible, dcuda_host_get_timings(dcuda).at(0), -1,
-                                 fields.result_after(setup.warmup + setup.iterations));
-    }
+    status = each_run(
+        options, [&] { fields.load_input(setup, info.process_index); },
+        [&] {
+          dcuda_host_run(dcuda, &data, sizeof(data));
+          print_rank_phases(phase_ns, info.process_index, setup.iterations);
+          return check_and_report(options, setup, dcuda_run_figures(dcuda, info),
+                                  fields.result_after(setup.warmup + setup.iterations));
+        });
   }
   dcuda_host_finish(dcuda);
   return status;

@@ -25,7 +25,7 @@ class mpi_exchange {
     const halo_messages messages = messages_of(g_, directions, rank_, size_);
     if (messages.sends.empty() && messages.receives.empty()) return;
     APP_CUDA(cudaStreamSynchronize(stream_));  // the stage's kernel: computation, not counted
-    const double start = MPI_Wtime();
+    timer_.begin();
     const std::size_t plane = g_.plane_size();
     std::vector<MPI_Request> requests;
     const double* sources[2] = {nullptr, nullptr};  // what each send reads: the plane or its copy
@@ -62,14 +62,11 @@ class mpi_exchange {
                                  plane * sizeof(double), cudaMemcpyHostToDevice, stream_));
       APP_CUDA(cudaStreamSynchronize(stream_));
     }
-    if (timing_) communication_ms_ += (MPI_Wtime() - start) * 1e3;
+    timer_.end();
   }
 
-  void start_timing() {
-    timing_ = true;
-    communication_ms_ = 0;
-  }
-  double communication_ms() const { return communication_ms_; }
+  void start_timing() { timer_.start(); }
+  double communication_ms() const { return timer_.total_ms(); }
 
  private:
   // A plane sent down arrives in the receiver's top halo plane; one sent up in its bottom one.
@@ -79,8 +76,7 @@ class mpi_exchange {
   int rank_, size_;
   bool device_buffers_;
   pinned_array<double> staging_;
-  bool timing_ = false;
-  double communication_ms_ = 0;
+  wall_clock_timer timer_;  // the exchanges' communication time
 };
 
 }  // namespace
