@@ -13,9 +13,11 @@
 # DCUDA_APPS_REPEATS the runs, all in one launch), then one process of each under
 # compute-sanitizer (DCUDA_APPS_SANITIZERS, default "memcheck racecheck"; empty: none), with
 # DCUDA_APPS_SANITIZER_PROCESSES="1 8" also the dcuda versions across 8 GPUs.
-# DCUDA_APPS_STEPS picks among "tests scaling sanitizers profile" (default the first three): on 8
-# GPUs they take about 300, 420 and 100 s, more than one 10-minute device call; "profile" runs
-# apps/profile_ncu.sh (Nsight Compute, one GPU, dcuda against MPI-CUDA) into $OUT/ncu.tgz.
+# DCUDA_APPS_STEPS picks among "tests scaling sanitizers phases profile" (default the first
+# three): on 8 GPUs they take about 300, 420 and 100 s, more than one 10-minute device call;
+# "phases" prints where the dcuda ranks' time goes (stencil, particles; 1 and all GPUs);
+# "profile" runs apps/profile_ncu.sh (Nsight Compute, one GPU, dcuda against MPI-CUDA) into
+# $OUT/ncu.tgz.
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
 # 10-minute device call: run remote_bandwidth in a call of its own); barrier_latency runs on one
 # GPU and on all of them (results/barrier-1, results/barrier-<GPUs>); with 3 or more GPUs it also
@@ -69,6 +71,20 @@ if [ "$part" = apps ]; then
     step "case studies: weak scaling on$gpu_counts GPU(s)"
     python3 apps/run_weak_scaling.py --build build --out "$OUT/results/apps" --gpus $gpu_counts \
       --apps ${DCUDA_APPS:-$(built_apps)} --repeats "${DCUDA_APPS_REPEATS:-5}" || status=1
+  fi
+  if [[ "$app_steps" == *" phases "* ]]; then
+    # Where a dcuda rank's time goes (--phases 1, apps/common/rank_phase_clock.cuh), for the
+    # applications that have the option: one GPU (no communication) and every GPU.
+    for app in stencil particles; do
+      [ -x "build/apps/$app/${app}_dcuda" ] || continue
+      for count in 1 "$gpus"; do
+        step "case studies: $app, dcuda, where the ranks' time goes ($count GPU(s))"
+        mpirun -np "$count" --allow-run-as-root --bind-to none \
+          --mca btl_vader_single_copy_mechanism none "build/apps/$app/${app}_dcuda" --check 0 \
+          --phases 1 || status=1
+        [ "$gpus" -gt 1 ] || break
+      done
+    done
   fi
   if [[ "$app_steps" == *" profile "* ]]; then
     step "case studies: Nsight Compute on one GPU"
