@@ -43,7 +43,7 @@ struct barrier_run {
   int ranks_counted_right;  // ranks of this GPU that passed every barrier they entered
 };
 
-__global__ void barrier_kernel(dcuda_context_handle dcuda) {
+__global__ void __launch_bounds__(threads_per_rank) barrier_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
   barrier_run* run = nullptr;

@@ -59,12 +59,17 @@ using namespace particles;
 // A rank is a block of 512 threads, two per SM (64 registers each): 264 ranks on one H200, each
 // thread holding up to two particles of a segment, against 132 ranks of 1024 threads holding one
 // (measured on one H200 at the default size: 1.28 against 1.53 ms per iteration).
-// PARTICLES_THREADS_PER_RANK=1024 builds the other.
+// PARTICLES_THREADS_PER_RANK=1024 builds the other; PARTICLES_RANKS_PER_SM=1 lets a 512-thread
+// rank have an SM, and registers, to itself, as a block of the baselines' move kernel has
+// (apps/variant_sweep.sh compares them).
 #ifndef PARTICLES_THREADS_PER_RANK
 #define PARTICLES_THREADS_PER_RANK 512
 #endif
+#ifndef PARTICLES_RANKS_PER_SM
+#define PARTICLES_RANKS_PER_SM (1024 / PARTICLES_THREADS_PER_RANK)
+#endif
 constexpr int threads_per_rank = PARTICLES_THREADS_PER_RANK;
-constexpr int ranks_per_sm = 1024 / threads_per_rank;
+constexpr int ranks_per_sm = PARTICLES_RANKS_PER_SM;
 constexpr int ghost_tag = 1, migrant_tag = 2;
 
 struct particles_data {

@@ -25,12 +25,16 @@ namespace {
 
 using namespace stencil;
 
-// A rank is a block of 1024 threads; STENCIL_RANKS_PER_SM > 1 asks the compiler for registers
-// that let that many ranks share an SM (docs/case-studies.md: occupancy).
+// A rank is a block of 1024 threads, one per SM; STENCIL_THREADS_PER_RANK and
+// STENCIL_RANKS_PER_SM build other shapes (the second asks the compiler for registers that let
+// that many ranks share an SM; docs/case-studies.md: occupancy; apps/variant_sweep.sh).
+#ifndef STENCIL_THREADS_PER_RANK
+#define STENCIL_THREADS_PER_RANK 1024
+#endif
 #ifndef STENCIL_RANKS_PER_SM
 #define STENCIL_RANKS_PER_SM 1
 #endif
-constexpr int threads_per_rank = 1024;
+constexpr int threads_per_rank = STENCIL_THREADS_PER_RANK;
 
 // Tags: one per halo exchange and direction, so that every wait expects notifications from one
 // neighbour only. A neighbour may run a step ahead (the next levels), and its notifications then

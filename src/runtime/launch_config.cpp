@@ -27,10 +27,18 @@ launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_ran
   DCUDA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, reinterpret_cast<const void*>(kernel), threads_per_rank, 0));
   if (per_sm == 0) {
+    // Most often a kernel without __launch_bounds__: the compiler then assumes few threads per
+    // block and gives each more registers than 1024 threads leave them.
+    cudaFuncAttributes uses{};
+    DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&uses, reinterpret_cast<const void*>(kernel)));
     throw error("dcuda_host_init: the kernel cannot run even one rank of " +
+                std::to_string(threads_per_rank) + " threads on a multiprocessor: it uses " +
+                std::to_string(uses.numRegs) + " registers per thread (" +
+                std::to_string(properties.regsPerMultiprocessor) + " per multiprocessor) and " +
+                std::to_string(uses.sharedSizeBytes) +
+                " bytes of shared memory per block; declare it __launch_bounds__(" +
                 std::to_string(threads_per_rank) +
-                " threads on a multiprocessor (too many registers or too much shared memory "
-                "per block); lower threads_per_rank or the kernel's resource use");
+                ") so that the compiler fits it, or lower threads_per_rank");
   }
   const int resident = per_sm * properties.multiProcessorCount;
   if (resident <= reserved_blocks) {
