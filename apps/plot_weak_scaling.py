@@ -9,6 +9,7 @@ Needs matplotlib (Debian: python3-matplotlib); it is a documentation tool, not p
 """
 import json
 import sys
+import textwrap
 
 import matplotlib
 
@@ -50,8 +51,9 @@ def main():
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
-    ax.text(0.01, 0.99, "per GPU: " + report["parameters_per_gpu"], transform=ax.transAxes,
-            fontsize=6, va="top")
+    # Wrapped: an unwrapped line wider than the axes makes tight_layout squeeze the plot.
+    ax.text(0.01, 0.99, textwrap.fill("per GPU: " + report["parameters_per_gpu"], 110),
+            transform=ax.transAxes, fontsize=6, va="top")
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=120)
     print(f"plot_weak_scaling: written {sys.argv[2]}")

@@ -23,20 +23,25 @@ launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_ran
                 " cannot launch cooperative kernels, which dcuda needs to keep every rank "
                 "resident");
   }
+  // A kernel declared without __launch_bounds__ may use more registers than 1024 threads leave
+  // each (the compiler then assumes few threads per block); maxThreadsPerBlock says how many
+  // threads its registers and its own __launch_bounds__ allow. Checked before the occupancy
+  // query, which is not asked about block sizes the kernel cannot launch.
+  cudaFuncAttributes uses{};
+  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&uses, reinterpret_cast<const void*>(kernel)));
   int per_sm = 0;
-  DCUDA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, reinterpret_cast<const void*>(kernel), threads_per_rank, 0));
+  if (threads_per_rank <= uses.maxThreadsPerBlock) {
+    DCUDA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, reinterpret_cast<const void*>(kernel), threads_per_rank, 0));
+  }
   if (per_sm == 0) {
-    // Most often a kernel without __launch_bounds__: the compiler then assumes few threads per
-    // block and gives each more registers than 1024 threads leave them.
-    cudaFuncAttributes uses{};
-    DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&uses, reinterpret_cast<const void*>(kernel)));
     throw error("dcuda_host_init: the kernel cannot run even one rank of " +
-                std::to_string(threads_per_rank) + " threads on a multiprocessor: it uses " +
-                std::to_string(uses.numRegs) + " registers per thread (" +
-                std::to_string(properties.regsPerMultiprocessor) + " per multiprocessor) and " +
+                std::to_string(threads_per_rank) +
+                " threads on a multiprocessor: it can run at most " +
+                std::to_string(uses.maxThreadsPerBlock) + " threads per block (" +
+                std::to_string(uses.numRegs) + " registers per thread, " +
                 std::to_string(uses.sharedSizeBytes) +
-                " bytes of shared memory per block; declare it __launch_bounds__(" +
+                " bytes of shared memory per block); declare it __launch_bounds__(" +
                 std::to_string(threads_per_rank) +
                 ") so that the compiler fits it, or lower threads_per_rank");
   }

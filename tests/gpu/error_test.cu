@@ -230,6 +230,19 @@ DCUDA_CHILD(bad_threads_per_rank) {
   run_dcuda(deadlock_kernel, 0, unused);
 }
 
+// Declared for 256 threads per block: a rank of 1024 cannot start (the usual cause is a kernel
+// declared without __launch_bounds__ whose registers do not fit 1024 threads).
+__global__ void __launch_bounds__(256) kernel_for_256_threads(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_CHILD(kernel_too_large_for_rank) {
+  int unused = 0;
+  run_dcuda(kernel_for_256_threads, 1024, unused);
+}
+
 DCUDA_CHILD(null_user_data) {
   dcuda_host_context_handle context = nullptr;
   dcuda_host_init(0, nullptr, &context, deadlock_kernel, 32);
@@ -266,6 +279,12 @@ DCUDA_TEST(host_side_misuse_is_reported) {
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output,
                        "dcuda: error: dcuda_host_init: threads_per_rank 0 is outside 1..1024"));
+  child = run_child("kernel_too_large_for_rank");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output,
+                       "dcuda: error: dcuda_host_init: the kernel cannot run even one rank of 1024 "
+                       "threads on a multiprocessor: it can run at most 256 threads per block"));
+  DCUDA_CHECK(contains(child.output, "declare it __launch_bounds__(1024)"));
   child = run_child("null_user_data");
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(
