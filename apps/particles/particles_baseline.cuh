@@ -29,7 +29,8 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   const app_options options = parse_options(argc, argv, program);
   const run_setup setup = setup_from(options);
   const int threads = options.get_int("threads");
-  // The move kernel's registers limit its blocks (82 per thread at sm_90: at most 768 threads).
+  // The move kernel's registers limit its blocks (64 per thread at sm_90 with CUDA 13: at most
+  // 1024 threads; ask the kernel rather than trust a number).
   cudaFuncAttributes move_attributes{};
   APP_CUDA(cudaFuncGetAttributes(&move_attributes, move_kernel));
   const int most = std::min(move_attributes.maxThreadsPerBlock, 1024) / 32 * 32;
