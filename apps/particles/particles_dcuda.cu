@@ -50,6 +50,7 @@
 #include "particles_app.h"
 #include "particles_kernels.cuh"
 #include "particles_reference.h"
+#include "rank_line.cuh"
 #include "rank_phase_clock.cuh"
 
 namespace {
@@ -82,19 +83,13 @@ struct particles_data {
   std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
-// A rank's neighbours and segments; world ranks are numbered GPU by GPU, every GPU with the same
-// number of ranks (checked on the host), so rank r's GPU is r / ranks_per_gpu.
-struct rank_layout {
-  int below = -1, above = -1;  // world ranks owning the segments next to ours; -1 at the box's edge
-  int first = 0, end = 0;      // our local segments
-  int ranks_per_gpu = 0;
-  int process = 0;
-
-  __device__ bool on_this_gpu(int target) const { return target / ranks_per_gpu == process; }
+// A rank's neighbours and segments (`first`..`end` of the GPU's, apps/common/rank_line.cuh).
+struct rank_layout : rank_line {
+  __device__ bool on_this_gpu(int target) const { return gpu_of(target) == process; }
   // Our local segment `segment` as the target's GPU numbers it: the same segment on this GPU,
   // a ghost (segments or -1) on the GPU below or above.
   __device__ int segment_at(int target, int segment, int segments) const {
-    return segment + (process - target / ranks_per_gpu) * segments;
+    return segment + (process - gpu_of(target)) * segments;
   }
 };
 
@@ -148,19 +143,7 @@ __global__ void __launch_bounds__(threads_per_rank, ranks_per_sm)
   const store_layout layout = data->layout;
   const stores st = stores_in(data->memory, layout);
   const motion m = data->m;
-  int world_rank, world_size, local_rank, local_size;
-  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &world_size);
-  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &local_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &local_size);
-
-  rank_layout me;
-  me.ranks_per_gpu = local_size;
-  me.process = data->process;
-  me.first = static_cast<int>(static_cast<long long>(local_rank) * layout.segments / local_size);
-  me.end = static_cast<int>(static_cast<long long>(local_rank + 1) * layout.segments / local_size);
-  me.below = world_rank > 0 ? world_rank - 1 : -1;
-  me.above = world_rank + 1 < world_size ? world_rank + 1 : -1;
+  const rank_layout me{place_in_line(gst, layout.segments, data->process)};
   const int neighbours = (me.below >= 0) + (me.above >= 0);
 
   dcuda_win win;
@@ -196,7 +179,7 @@ __global__ void __launch_bounds__(threads_per_rank, ranks_per_sm)
   dcuda_start_cpu_timer(gst);
   clock.start(data->phase_ns != nullptr);
   for (; t < data->warmup + data->iterations; ++t) iteration();
-  clock.store(data->phase_ns + local_rank * phase_count);
+  clock.store(data->phase_ns + me.local_rank * phase_count);
   // The last ghosts: consumed, so every notification sent is taken, and their data has arrived
   // before the host reads the result.
   if (neighbours > 0) dcuda_wait_notifications(gst, ghost_tag, neighbours);

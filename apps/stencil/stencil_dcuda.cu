@@ -16,6 +16,7 @@
 #include "dcuda_host.h"
 #include "dcuda_run_figures.h"
 #include "mpi_process.h"
+#include "rank_line.cuh"
 #include "rank_phase_clock.cuh"
 #include "stencil_app.h"
 #include "stencil_kernels.cuh"
@@ -54,19 +55,12 @@ struct stencil_data {
   std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
-// A rank's neighbours and rows; world ranks are numbered GPU by GPU, every GPU with the same
-// number of ranks (checked on the host), so rank r's GPU is r / ranks_per_gpu.
-struct rank_layout {
-  int below = -1, above = -1;  // world ranks owning the rows next to ours; -1 at the grid's edge
-  int j_begin = 0, j_end = 0;  // our rows of the GPU's part
-  int ranks_per_gpu = 0;
-  int process = 0;
-
+// A rank's neighbours and rows (`first`..`end` of the GPU's part, apps/common/rank_line.cuh).
+struct rank_layout : rank_line {
   // Byte offset of our row `row` in the window of `target`: the same address when the target is
   // on this GPU; the halo plane it reads as that row when it is on the neighbouring GPU.
   __device__ int offset_in(const grid_shape& g, int target, int row) const {
-    const int target_process = target / ranks_per_gpu;
-    return static_cast<int>(g.plane_start(row + (process - target_process) * g.ny) *
+    return static_cast<int>(g.plane_start(row + (process - gpu_of(target)) * g.ny) *
                             sizeof(double));
   }
 };
@@ -87,12 +81,11 @@ __device__ void send_halo(dcuda_state& gst, const rank_layout& me, const grid_sh
   const int bytes = static_cast<int>((step.k_end - step.k_begin) * g.nx * sizeof(double));
   const int level_offset_bytes = static_cast<int>(level_offset * sizeof(double));
   if (directions.first_row_down && me.below >= 0)
-    dcuda_put_notify(gst, win, me.below, me.offset_in(g, me.below, me.j_begin) + level_offset_bytes,
-                     bytes, field + g.plane_start(me.j_begin) + level_offset, tag_going_down);
+    dcuda_put_notify(gst, win, me.below, me.offset_in(g, me.below, me.first) + level_offset_bytes,
+                     bytes, field + g.plane_start(me.first) + level_offset, tag_going_down);
   if (directions.last_row_up && me.above >= 0)
-    dcuda_put_notify(gst, win, me.above,
-                     me.offset_in(g, me.above, me.j_end - 1) + level_offset_bytes, bytes,
-                     field + g.plane_start(me.j_end - 1) + level_offset, tag_going_up);
+    dcuda_put_notify(gst, win, me.above, me.offset_in(g, me.above, me.end - 1) + level_offset_bytes,
+                     bytes, field + g.plane_start(me.end - 1) + level_offset, tag_going_up);
   clock.end(phase_send);
 }
 
@@ -119,19 +112,7 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   stencil_data* data;
   dcuda_get_data(gst, reinterpret_cast<void**>(&data));
   const grid_shape g = data->g;
-  int world_rank, world_size, local_rank, local_size;
-  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &world_size);
-  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &local_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &local_size);
-
-  rank_layout me;
-  me.ranks_per_gpu = local_size;
-  me.process = data->process;
-  me.j_begin = static_cast<int>(static_cast<long long>(local_rank) * g.ny / local_size);
-  me.j_end = static_cast<int>(static_cast<long long>(local_rank + 1) * g.ny / local_size);
-  me.below = world_rank > 0 ? world_rank - 1 : -1;
-  me.above = world_rank + 1 < world_size ? world_rank + 1 : -1;
+  const rank_layout me{place_in_line(gst, g.ny, data->process)};
 
   const int window_bytes = static_cast<int>(g.field_size() * sizeof(double));
   dcuda_win field_window[2], lap_window, fly_window;
@@ -146,7 +127,7 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   // still in L2, where whole-grid stages would read it back from memory.
   const int step_levels = data->levels_per_step;
   auto step_at = [&](int k_begin) {
-    return point_block{me.j_begin, me.j_end, k_begin, min(k_begin + step_levels, g.nz)};
+    return point_block{me.first, me.end, k_begin, min(k_begin + step_levels, g.nz)};
   };
   rank_phase_clock clock;
   auto wait_for = [&](int neighbour, int tag) {
@@ -195,7 +176,7 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   dcuda_start_cpu_timer(gst);
   clock.start(data->phase_ns != nullptr);
   for (; t < data->warmup + data->iterations; ++t) iteration(t);
-  clock.store(data->phase_ns + local_rank * phase_count);
+  clock.store(data->phase_ns + me.local_rank * phase_count);
   for (int k = 0; k < g.nz; k += step_levels) wait_for_input_rows();
   dcuda_stop_cpu_timer(gst);
 
