@@ -9,7 +9,10 @@
 //   barrier), and against one empty kernel launch on a stream (the kernel boundary a
 //   bulk-synchronous code pays for its GPU-wide step);
 // - DCUDA_COMM_WORLD against the MPI-CUDA baselines' barrier: an empty kernel, then
-//   cudaStreamSynchronize and MPI_Barrier among the processes.
+//   cudaStreamSynchronize and MPI_Barrier among the processes; with several processes also
+//   against dcuda's own world barrier through the host proxies (a second context with
+//   --dcuda-host-world-barrier=1), the path it takes between nodes and took within a node before
+//   the GPUs' leaders met on the device (protocol/node_barrier.h).
 // Every rank counts the barriers it passed; a count that differs fails the run.
 #include <cooperative_groups.h>
 
@@ -144,29 +147,37 @@ int main(int argc, char** argv) {
     return 0;
 
   std::optional<report> out;  // process 0 only
-  barrier_run run{};
   int ranks_per_gpu = 0, ranks = 0;
-  {
-    dcuda_session session(command_line, barrier_kernel, threads_per_rank);
-    const dcuda_rank_info& info = session.rank_info();
-    ranks_per_gpu = info.rank_responsible;
-    ranks = info.rank_count;
-    if (world.prints()) out.emplace(benchmark, command_line, current_device());
-    session.run(run);
-  }
-  if (run.ranks_counted_right != ranks_per_gpu) {
-    fail_job(benchmark, "process " + std::to_string(world.process()) + ": " +
-                            std::to_string(ranks_per_gpu - run.ranks_counted_right) + " of its " +
-                            std::to_string(ranks_per_gpu) +
-                            " ranks passed another number of barriers than they entered");
-  }
-  if (world.processes() > 1) require_distinct_gpus(world);
-
-  std::vector<double> dcuda_us[barrier_kinds];
-  for (int kind = 0; kind < barrier_kinds; ++kind) {
-    for (const unsigned long long ns : run.repetition_ns[kind]) {
-      dcuda_us[kind].push_back(static_cast<double>(ns) / barriers / 1e3);
+  // Microseconds per barrier of each kind, one figure per repetition, from one dcuda context.
+  const auto measure = [&](const std::vector<std::string>& settings) {
+    barrier_run run{};
+    {
+      dcuda_session session(command_line, barrier_kernel, threads_per_rank, settings);
+      const dcuda_rank_info& info = session.rank_info();
+      ranks_per_gpu = info.rank_responsible;
+      ranks = info.rank_count;
+      if (world.prints() && !out) out.emplace(benchmark, command_line, current_device());
+      session.run(run);
     }
+    if (run.ranks_counted_right != ranks_per_gpu) {
+      fail_job(benchmark, "process " + std::to_string(world.process()) + ": " +
+                              std::to_string(ranks_per_gpu - run.ranks_counted_right) + " of its " +
+                              std::to_string(ranks_per_gpu) +
+                              " ranks passed another number of barriers than they entered");
+    }
+    std::vector<std::vector<double>> us(barrier_kinds);
+    for (int kind = 0; kind < barrier_kinds; ++kind) {
+      for (const unsigned long long ns : run.repetition_ns[kind]) {
+        us[static_cast<std::size_t>(kind)].push_back(static_cast<double>(ns) / barriers / 1e3);
+      }
+    }
+    return us;
+  };
+  const std::vector<std::vector<double>> dcuda_us = measure({});
+  if (world.processes() > 1) require_distinct_gpus(world);
+  std::optional<double> through_hosts;
+  if (world.processes() > 1) {
+    through_hosts = median(measure({"--dcuda-host-world-barrier=1"})[world_barrier]);
   }
   const double grid_sync = grid_sync_us(ranks_per_gpu);
   const double kernel_boundary = kernel_step_us(world, ranks_per_gpu, false);
@@ -205,6 +216,17 @@ int main(int argc, char** argv) {
               threads_per_rank,
               ranks_per_gpu,
               {{0, median(dcuda_us[world_barrier]), mpi_cuda_barrier}}});
+  if (through_hosts) {
+    out->print({world_title,
+                "us",
+                "dcuda through the hosts",
+                "dcuda_comm_barrier(DCUDA_COMM_WORLD) of the same ranks with "
+                "--dcuda-host-world-barrier=1: device barrier, host proxies, MPI, device barrier",
+                ranks,
+                threads_per_rank,
+                ranks_per_gpu,
+                {{0, median(dcuda_us[world_barrier]), *through_hosts}}});
+  }
   out->write_json();
   return 0;
 }

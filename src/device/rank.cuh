@@ -5,6 +5,7 @@
 #include "device/channel_send.cuh"
 #include "device/collective.cuh"
 #include "device/delivery_agent.cuh"
+#include "device/node_barrier.cuh"
 #include "device/ring_poll.cuh"
 #include "device/spin_wait.cuh"
 #include "protocol/barrier.h"
@@ -91,6 +92,11 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
   device_barrier(gst, call);
   if (gst.device_rank == 0 && threadIdx.x == 0) {
     const std::uint32_t sequence = ++gst.world_collectives;
+    // Where barriers meet on the GPUs, the other leaders learn of this collective too: one that
+    // waits in a barrier with this sequence finds the call differs and says so.
+    if (gst.node_barrier != 0u && call != protocol::call::gpu_init) {
+      post_board_word(gst, sequence, call);
+    }
     protocol::world_collective_request request{};
     request.call = static_cast<std::uint32_t>(call);
     request.windows_in_use = windows_in_use;
@@ -114,13 +120,33 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
   device_barrier(gst, call);
 }
 
-// The barrier of DCUDA_COMM_WORLD: this GPU's ranks alone when there is one process.
+// The barrier of DCUDA_COMM_WORLD within a node whose processes all reach each other by the peer
+// path (protocol/node_barrier.h): the ranks of this GPU meet, rank 0 meets the other GPUs'
+// leaders through their boards, then the ranks meet again and take the ring records sent to them
+// before the barrier. Called by every thread of every rank, after enter_collective.
+__device__ inline void node_world_barrier(dcuda_state& gst, protocol::call call) {
+  device_barrier(gst, call);
+  if (gst.device_rank == 0 && threadIdx.x == 0) {
+    const std::uint32_t sequence = ++gst.world_collectives;
+    post_board_word(gst, sequence, call);
+    wait_for_board(gst, sequence, call);
+  }
+  device_barrier(gst, call);
+  settle_rings(gst);
+}
+
+// The barrier of DCUDA_COMM_WORLD: this GPU's ranks alone when there is one process; on the GPUs
+// when every process of the job is on this node and reached by the peer path (except in
+// dcuda_gpu_init, which goes through the hosts: it is what tells each process that the others
+// have zeroed their boards and rings for this run); otherwise through the host proxies.
 __device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
-  if (gst.process_count > 1) {
+  if (gst.process_count == 1) {
+    device_barrier(gst, call);
+  } else if (gst.node_barrier != 0u && call != protocol::call::gpu_init) {
+    node_world_barrier(gst, call);
+  } else {
     world_collective(gst, call, 0, -1);
     settle_rings(gst);
-  } else {
-    device_barrier(gst, call);
   }
 }
 
@@ -144,6 +170,7 @@ __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& g
     gst.rank_routes = dcuda->rank_routes;
     gst.commands = dcuda->commands;
     gst.uses_network = dcuda->uses_network;
+    gst.node_barrier = dcuda->node_barrier;
     gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
     gst.world_rank = world_rank;
     gst.rank_start = dcuda->rank_start;

@@ -40,7 +40,7 @@ struct dcuda_state {
   std::uint32_t windows_in_use;              // bit per window slot
   std::uint32_t world_windows;               // bit per slot whose window is on DCUDA_COMM_WORLD
   std::int32_t broadcast;                    // result thread 0 hands to the block
-  std::int32_t pad;
+  std::uint32_t node_barrier;                // ctx->node_barrier: world barriers meet on the GPUs
   std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
 
   // The window entries and route of the last put (target's and own), for the handle and target

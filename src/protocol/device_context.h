@@ -41,6 +41,13 @@ struct dcuda_context {
   std::uint32_t** ring_taken;
   std::uint32_t ring_peers;
   std::uint32_t ring_slots;
+  // The world barrier within a node (protocol/node_barrier.h): 1 when every process reaches every
+  // other by the peer path, so that barriers of DCUDA_COMM_WORLD meet on the GPUs; then, per ring
+  // peer, where this GPU's leader writes its word in that GPU's board (mapped), and this GPU's own
+  // board (inside ring_memory). 0 and null otherwise.
+  std::uint32_t node_barrier;
+  std::uint64_t** board_out;
+  std::uint64_t* board;
 
   // Host memory mapped into the device.
   std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered

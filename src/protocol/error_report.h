@@ -20,6 +20,7 @@ enum class error_code : std::uint16_t {
   source_outside_window,  // values: source address, own window base, own window size, size
   negative_size,          // values: size
   negative_count,         // values: count
+  collective_mismatch,    // values: this process, the other process, the other's call
   count_
 };
 

@@ -94,7 +94,8 @@ DCUDA_HD constexpr std::uint32_t ring_slot(std::uint32_t ticket) {
 
 // A process's ring memory, exported to the other processes of its node: [ranks][peer GPUs] rings,
 // then the tickets and taken positions of this GPU as a sender, one per slot (a slot: a rank of
-// another process of the node, numbered in process order).
+// another process of the node, numbered in process order), then the board of the world barrier
+// within a node, one 8-byte word per peer GPU (protocol/node_barrier.h).
 struct ring_memory_layout {
   std::uint32_t ranks;
   std::uint32_t peer_gpus;
@@ -105,7 +106,8 @@ struct ring_memory_layout {
   }
   DCUDA_HD constexpr std::uint64_t tails() const { return ring(ranks, 0); }
   DCUDA_HD constexpr std::uint64_t taken() const { return tails() + slots * 4ull; }
-  DCUDA_HD constexpr std::uint64_t bytes() const { return taken() + slots * 4ull; }
+  DCUDA_HD constexpr std::uint64_t board() const { return (taken() + slots * 4ull + 7u) & ~7ull; }
+  DCUDA_HD constexpr std::uint64_t bytes() const { return board() + peer_gpus * 8ull; }
 };
 
 }  // namespace dcuda::protocol

@@ -16,6 +16,8 @@ enum class wait_kind : std::uint32_t {
   finished,          // the rank returned from dcuda_gpu_finish
   world_collective,  // detail: sequence; rank 0 waits for the other processes (via its proxy)
   ring_room,         // detail: target slot; needed: ticket; a peer's ring is full (not taken)
+  node_barrier,      // detail: sequence; rank 0 waits for the other GPUs' leaders on the device
+                     // (protocol/node_barrier.h); needed / available: bit per process
 };
 
 struct wait_record {

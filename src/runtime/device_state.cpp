@@ -97,6 +97,9 @@ void device_state::allocate_rings(const protocol::ring_memory_layout& layout) {
   context_.ring_memory = ring_memory_.get();
   context_.ring_peers = layout.peer_gpus;
   context_.ring_slots = layout.slots;
+  context_.board = layout.peer_gpus == 0
+                       ? nullptr
+                       : reinterpret_cast<std::uint64_t*>(ring_memory_.get() + layout.board());
 }
 
 void device_state::set_ring_taken(const std::vector<std::uint32_t*>& taken) {
@@ -111,6 +114,19 @@ void device_state::set_ring_taken(const std::vector<std::uint32_t*>& taken) {
                                 taken.size() * sizeof(std::uint32_t*), cudaMemcpyHostToDevice));
   }
   context_.ring_taken = ring_taken_.get();
+}
+
+void device_state::set_node_barrier(const std::vector<std::uint64_t*>& board_out) {
+  if (board_out.size() != context_.ring_peers || board_out.empty()) {
+    throw dcuda::runtime::error("device_state: " + std::to_string(board_out.size()) +
+                                " board words for " + std::to_string(context_.ring_peers) +
+                                " rings");
+  }
+  board_out_ = device_array<std::uint64_t*>(board_out.size());
+  DCUDA_CUDA_CHECK(cudaMemcpy(board_out_.get(), board_out.data(),
+                              board_out.size() * sizeof(std::uint64_t*), cudaMemcpyHostToDevice));
+  context_.board_out = board_out_.get();
+  context_.node_barrier = 1;
 }
 
 void device_state::prepare_run(void* user_data, cudaStream_t stream) {

@@ -34,6 +34,10 @@ class device_state {
   char* ring_memory() const { return ring_memory_.get(); }
   // Per ring, where rank 0 publishes how far it has taken it (process_group::ring_taken).
   void set_ring_taken(const std::vector<std::uint32_t*>& taken);
+  // Barriers of DCUDA_COMM_WORLD meet on the GPUs (protocol/node_barrier.h): per ring, where this
+  // GPU's leader writes its word in that GPU's board (process_group::board_out); once, after
+  // allocate_rings.
+  void set_node_barrier(const std::vector<std::uint64_t*>& board_out);
 
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.
@@ -52,6 +56,7 @@ class device_state {
   // The delivery agent's queue as the host sees it; null with one process (no agent).
   protocol::agent_queue* agent_queue() const { return agent_queue_.host(); }
   bool uses_network() const { return context_.uses_network != 0; }
+  bool meets_on_gpus() const { return context_.node_barrier != 0; }
   protocol::window_entry* windows() const { return windows_.get(); }
   protocol::world_collective_result* collective_result() const { return collective_result_.host(); }
   const protocol::window_offer* window_offers() const { return window_offers_.host(); }
@@ -72,6 +77,7 @@ class device_state {
   device_array<dcuda_context> context_device_;
   device_array<char> ring_memory_;
   device_array<std::uint32_t*> ring_taken_;
+  device_array<std::uint64_t*> board_out_;
 
   mapped_array<std::uint32_t> host_acks_;
   mapped_array<std::uint32_t> host_words_;  // abort flag, 2 consumer positions

@@ -16,7 +16,27 @@ const char* comm_name(std::int64_t comm) {
   }
 }
 
+// "process 1" or "processes 1 3" for the bits of `mask` (bit p: process p).
+std::string process_list(std::uint32_t mask) {
+  std::ostringstream text;
+  text << ((mask & (mask - 1u)) != 0u ? "processes" : "process");
+  for (int p = 0; p < 32; ++p) {
+    if ((mask >> p & 1u) != 0u) text << " " << p;
+  }
+  return text.str();
+}
+
 }  // namespace
+
+std::string describe_collective_mismatch(std::int64_t process, std::int64_t call,
+                                         std::int64_t other_process, std::int64_t other_call) {
+  const auto name = [](std::int64_t c) {
+    return protocol::call_name(static_cast<protocol::call>(c));
+  };
+  return "collective calls of DCUDA_COMM_WORLD differ: process " + std::to_string(process) +
+         " called " + name(call) + " while process " + std::to_string(other_process) + " called " +
+         name(other_call) + " (every rank must make the same collective calls in the same order)";
+}
 
 std::string describe_error(const protocol::error_report& report) {
   using protocol::error_code;
@@ -67,6 +87,9 @@ std::string describe_error(const protocol::error_report& report) {
     case error_code::negative_count:
       text << "count " << v[0] << " is negative";
       break;
+    case error_code::collective_mismatch:
+      text << describe_collective_mismatch(v[0], report.call_id, v[1], v[2]);
+      break;
     default:
       text << "error code " << report.code;
       break;
@@ -99,6 +122,13 @@ std::string describe_wait(const protocol::wait_record& record, int device_ranks)
       text << call << ": waiting for the other processes (collective " << record.detail
            << " of DCUDA_COMM_WORLD)";
       break;
+    case wait_kind::node_barrier: {
+      const std::uint32_t missing = record.needed & ~record.available;
+      text << call << ": waits in collective " << record.detail
+           << " of DCUDA_COMM_WORLD (met on the GPUs of the node) for " << process_list(missing)
+           << ", which " << ((missing & (missing - 1u)) != 0u ? "have" : "has") << " not joined it";
+      break;
+    }
     case wait_kind::ring_room:
       text << call << ": waiting for room in the ring of a rank on another GPU (256 notifications "
            << "to it are not taken yet; it takes them in its next dcuda wait)";

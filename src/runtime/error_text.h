@@ -11,6 +11,11 @@ namespace dcuda::runtime {
 // "rank 3 (thread 0) in dcuda_put_notify: tag 300 is outside 0..255"
 std::string describe_error(const protocol::error_report& report);
 
+// "collective calls of DCUDA_COMM_WORLD differ: process 0 called dcuda_comm_barrier while process 1
+// called dcuda_win_create (...)": the host proxies and the GPUs' leaders find it alike.
+std::string describe_collective_mismatch(std::int64_t process, std::int64_t call,
+                                         std::int64_t other_process, std::int64_t other_call);
+
 // "dcuda_wait_notifications(tag 3, count 2): 1 of 2 notifications arrived"
 std::string describe_wait(const protocol::wait_record& record, int device_ranks);
 

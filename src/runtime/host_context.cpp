@@ -176,6 +176,9 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     state_.allocate_rings(group_->ring_layout());
     group_->share_rings(state_.ring_memory());
     state_.set_ring_taken(group_->ring_taken());
+    if (group_->all_peers() && !settings.host_world_barrier) {
+      state_.set_node_barrier(group_->board_out());
+    }
     state_.set_rank_routes(group_->rank_routes());
     if (shape.process_count >
         1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
@@ -183,9 +186,16 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       incoming_staging_.emplace(staging_bytes);
     }
     if (settings.verbose) {
-      const std::string paths = group_->describe_paths() + dcuda::bootstrap::describe_cpu_placement(
-                                                               group_->layout().process_index,
-                                                               dcuda::bootstrap::allowed_cpus());
+      const std::string barrier =
+          group_->layout().process_count < 2
+              ? std::string()
+              : std::string("dcuda: barriers of DCUDA_COMM_WORLD meet ") +
+                    (state_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
+                                            : "through the host proxies\n");
+      const std::string paths =
+          group_->describe_paths() + barrier +
+          dcuda::bootstrap::describe_cpu_placement(group_->layout().process_index,
+                                                   dcuda::bootstrap::allowed_cpus());
       std::fwrite(paths.data(), 1, paths.size(), stderr);
       std::fflush(stderr);
     }

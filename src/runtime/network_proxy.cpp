@@ -8,6 +8,7 @@
 #include "protocol/limits.h"
 #include "protocol/notification_counters.h"
 #include "runtime/error.h"
+#include "runtime/error_text.h"
 
 namespace dcuda::runtime {
 namespace {
@@ -34,10 +35,6 @@ struct window_card {
   std::int32_t pad;
   cudaIpcMemHandle_t allocation;
 };
-
-std::string describe_call(std::int32_t call) {
-  return protocol::call_name(static_cast<protocol::call>(call));
-}
 
 }  // namespace
 
@@ -426,11 +423,8 @@ bool network_proxy::advance_collective() {
   const auto& all = *current.contributions;
   for (std::size_t p = 0; p < all.size(); ++p) {
     if (all[p].call != static_cast<std::int32_t>(current.request.call)) {
-      throw error("collective calls of DCUDA_COMM_WORLD differ: process " +
-                  std::to_string(shape_.process_index) + " called " +
-                  describe_call(all[shape_.process_index].call) + " while process " +
-                  std::to_string(p) + " called " + describe_call(all[p].call) +
-                  " (every rank must make the same collective calls in the same order)");
+      throw error(describe_collective_mismatch(shape_.process_index, all[shape_.process_index].call,
+                                               static_cast<std::int64_t>(p), all[p].call));
     }
   }
   protocol::world_collective_result result{};

@@ -199,6 +199,31 @@ std::vector<std::uint32_t*> process_group::ring_taken() const {
   return taken;
 }
 
+bool process_group::all_peers() const {
+  const int n = layout_.process_count;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a != b && !peers(a, b)) return false;
+    }
+  }
+  return n > 1;
+}
+
+std::vector<std::uint64_t*> process_group::board_out() const {
+  const int me = layout_.process_index;
+  std::vector<std::uint64_t*> out;
+  for (int p = 0; p < layout_.process_count; ++p) {
+    if (!peers(me, p)) continue;
+    char* memory = ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(p)];
+    if (memory == nullptr)
+      throw error("process_group: the ring memory of process " + std::to_string(p) +
+                  " is not mapped");
+    out.push_back(reinterpret_cast<std::uint64_t*>(memory + ring_layout(p).board()) +
+                  ring_peer_index(p, me));
+  }
+  return out;
+}
+
 std::vector<protocol::rank_route> process_group::rank_routes() const {
   std::vector<protocol::rank_route> routes(static_cast<std::size_t>(ranks_.world_size()));
   const int me = layout_.process_index;

@@ -55,6 +55,13 @@ class process_group {
   // After share_rings: per ring of this process's ranks (per other process of the node, in
   // process order), where its rank 0 publishes how far it has taken it (null: not reached).
   std::vector<std::uint32_t*> ring_taken() const;
+  // After connect: whether every process of the job reaches every other by the peer path (one
+  // node, peer stores everywhere): then barriers of DCUDA_COMM_WORLD can meet on the GPUs
+  // (protocol/node_barrier.h). The same answer in every process.
+  bool all_peers() const;
+  // After share_rings, where all_peers: per ring of this process (per other process, in process
+  // order), where its leader writes its word in that process's board.
+  std::vector<std::uint64_t*> board_out() const;
 
   const bootstrap::rank_layout& ranks() const { return ranks_; }
   protocol::route route_to_process(int process) const {

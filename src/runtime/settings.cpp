@@ -80,6 +80,8 @@ settings read_settings(const std::vector<std::string>& arguments,
   static constexpr setting_name network{"DCUDA_FORCE_NETWORK", "--dcuda-force-network="};
   static constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
   static constexpr setting_name trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
+  static constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER",
+                                             "--dcuda-host-world-barrier="};
 
   settings result;
   if (auto value = lookup(device, arguments, environment)) {
@@ -98,6 +100,9 @@ settings read_settings(const std::vector<std::string>& arguments,
     result.verbose = parse_switch(verbose, *value);
   }
   if (auto value = lookup(trace, arguments, environment)) result.network_trace = *value;
+  if (auto value = lookup(host_barrier, arguments, environment)) {
+    result.host_world_barrier = parse_switch(host_barrier, *value);
+  }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;
   }

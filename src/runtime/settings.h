@@ -16,8 +16,10 @@ struct settings {
   double report_wait_after_s = 0.05;        // a device wait this old publishes its state
   bool force_network = false;  // DCUDA_FORCE_NETWORK / --dcuda-force-network=1: no peer path
   bool verbose = false;        // DCUDA_VERBOSE / --dcuda-verbose=1: print the path to each process
-  std::string network_trace;   // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
-                               // hop times, to PREFIX.<process>.csv (runtime/network_trace.h)
+  bool host_world_barrier = false;  // DCUDA_HOST_WORLD_BARRIER / --dcuda-host-world-barrier=1:
+                                    // world barriers through the host proxies even within a node
+  std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
+                              // hop times, to PREFIX.<process>.csv (runtime/network_trace.h)
 };
 
 // Reads the settings; a malformed value throws runtime::error naming the setting and the value.

@@ -41,7 +41,12 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
   DCUDA_CHECK(!defaults.device.has_value());
   DCUDA_CHECK(!defaults.force_network);
   DCUDA_CHECK(!defaults.verbose);
+  DCUDA_CHECK(!defaults.host_world_barrier);
   DCUDA_CHECK_EQ(defaults.wait_timeout_s, 10.0);
+  DCUDA_CHECK(runtime::read_settings({}, {{"DCUDA_HOST_WORLD_BARRIER", "yes"}}).host_world_barrier);
+  DCUDA_CHECK(!runtime::read_settings({"--dcuda-host-world-barrier=off"},
+                                      {{"DCUDA_HOST_WORLD_BARRIER", "1"}})
+                   .host_world_barrier);
 }
 
 DCUDA_TEST(bad_setting_names_the_setting_and_value) {
@@ -51,6 +56,7 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
         {"DCUDA_WAIT_TIMEOUT", "-1"},
         {"DCUDA_DEVICE", "1.5"},
         {"DCUDA_FORCE_NETWORK", "maybe"},
+        {"DCUDA_HOST_WORLD_BARRIER", "2"},
         {"DCUDA_WAIT_TIMEOUT", "nan"},
         {"DCUDA_WAIT_TIMEOUT", "inf"},
         {"DCUDA_RANKS_PER_DEVICE", "99999999999"}}) {
@@ -279,4 +285,35 @@ DCUDA_TEST(error_reports_name_rank_call_and_value) {
   for (int c = 0; c < static_cast<int>(protocol::call::count_); ++c) {
     DCUDA_CHECK(contains(protocol::call_name(static_cast<protocol::call>(c)), "dcuda_"));
   }
+}
+
+DCUDA_TEST(collective_mismatch_names_both_processes_and_calls) {
+  protocol::error_report report{};
+  report.rank = 0;
+  report.call_id = static_cast<std::uint16_t>(protocol::call::comm_barrier);
+  report.code = static_cast<std::uint16_t>(protocol::error_code::collective_mismatch);
+  report.values[0] = 0;
+  report.values[1] = 1;
+  report.values[2] = static_cast<std::int64_t>(protocol::call::win_create);
+  DCUDA_CHECK_EQ(runtime::describe_error(report),
+                 std::string("rank 0 (thread 0) in dcuda_comm_barrier: collective calls of "
+                             "DCUDA_COMM_WORLD differ: process 0 called dcuda_comm_barrier while "
+                             "process 1 called dcuda_win_create (every rank must make the same "
+                             "collective calls in the same order)"));
+}
+
+DCUDA_TEST(node_barrier_wait_names_the_processes_that_have_not_joined) {
+  protocol::wait_record record{};
+  record.kind = static_cast<std::uint32_t>(protocol::wait_kind::node_barrier);
+  record.call_id = static_cast<std::uint32_t>(protocol::call::comm_barrier);
+  record.detail = 5;
+  record.needed = 0b11110u;  // process 0 waits for 1-4
+  record.available = 0b10100u;
+  DCUDA_CHECK_EQ(runtime::describe_wait(record, 4),
+                 std::string("dcuda_comm_barrier: waits in collective 5 of DCUDA_COMM_WORLD (met "
+                             "on the GPUs of the node) for processes 1 3, which have not joined "
+                             "it"));
+  record.available = 0b11100u;
+  DCUDA_CHECK(
+      contains(runtime::describe_wait(record, 4), "for process 1, which has not joined it"));
 }

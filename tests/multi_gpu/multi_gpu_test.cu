@@ -1,6 +1,8 @@
 // dcuda across processes, one GPU each (issue 3), under mpirun: every case runs in every
-// process. CTest runs the suite twice: on the peer path, and with DCUDA_FORCE_NETWORK=1 on the
-// network path (host proxies and MPI). Every byte that travels is checked where it lands.
+// process. CTest runs the suite on the peer path (world barriers met on the GPUs), on the peer
+// path with DCUDA_HOST_WORLD_BARRIER=1 (world barriers through the hosts), and with
+// DCUDA_FORCE_NETWORK=1 on the network path (host proxies and MPI). Every byte that travels is
+// checked where it lands.
 #include <mpi.h>
 
 #include <cstdint>
@@ -230,6 +232,59 @@ DCUDA_TEST(all_to_all_reaches_every_rank_of_every_process) {
   process_memory memory(ranks_per_device * per_rank);
   run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
   gpu_test::run_dcuda(all_to_all_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}
+
+// ---- world barriers order every rank's puts ----
+
+// Every rank of every process, round after round: a plain 64-byte put and a 4-byte put_notify
+// (carried in the ring record on the peer path, landing only when the target takes it) to the
+// same rank of the next process, then a world barrier, after which the target reads both without
+// waiting for the notification; a second barrier keeps the next round from overwriting them. At
+// the end every notification must have been counted, and none more. On the peer path the GPUs'
+// leaders meet in these barriers (protocol/node_barrier.h), through the hosts elsewhere.
+constexpr int barrier_rounds = 40;
+constexpr std::uint64_t barrier_plain_bytes = 64;
+
+__global__ void barrier_order_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  // Window: [send: 64][receive plain: 64][receive carried: 4]
+  unsigned char* window = run->memory + here.device_rank * run->per_rank;
+  unsigned char* plain = window + barrier_plain_bytes;
+  unsigned char* carried = window + 2 * barrier_plain_bytes;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  constexpr int plain_at = static_cast<int>(barrier_plain_bytes);
+  int wrong = 0;
+  for (int round = 1; round <= barrier_rounds; ++round) {
+    fill(window, barrier_plain_bytes, here.rank, round);
+    dcuda_put(gst, win, here.next_gpu_peer, plain_at, plain_at, window);
+    dcuda_put_notify(gst, win, here.next_gpu_peer, 2 * plain_at, 4, window, 6);
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+    wrong += wrong_bytes(plain, barrier_plain_bytes, here.previous_gpu_peer, round);
+    wrong += wrong_bytes(carried, 4, here.previous_gpu_peer, round);
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  }
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  // Every round's notification has been counted (so this does not wait), and no other.
+  dcuda_wait_notifications(gst, 6, barrier_rounds);
+  const int extra = dcuda_test_notifications(gst, 6, 1);
+  if (threadIdx.x == 0 && extra != 0) atomicAdd(&run->count_errors, 1);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(world_barriers_order_every_ranks_puts_and_carried_payloads) {
+  const std::uint64_t per_rank = 2 * barrier_plain_bytes + 64;
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(barrier_order_kernel, threads_per_rank, data, small_gpu,
                       shared_if_asked(memory.data));
   DCUDA_CHECK_EQ(data.mismatches, 0);
   DCUDA_CHECK_EQ(data.count_errors, 0);
