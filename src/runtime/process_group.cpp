@@ -185,12 +185,16 @@ void process_group::share_rings(char* ring_memory) {
   }
 }
 
+char* process_group::mapped_rings(int process) const {
+  return ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(process)];
+}
+
 std::vector<std::uint32_t*> process_group::ring_taken() const {
   const int me = layout_.process_index;
   std::vector<std::uint32_t*> taken;
   for (int p = 0; p < layout_.process_count; ++p) {
     if (!peers(me, p)) continue;
-    char* memory = ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(p)];
+    char* memory = mapped_rings(p);
     taken.push_back(memory == nullptr
                         ? nullptr
                         : reinterpret_cast<std::uint32_t*>(memory + ring_layout(p).taken()) +
@@ -214,7 +218,7 @@ std::vector<std::uint64_t*> process_group::board_out() const {
   std::vector<std::uint64_t*> out;
   for (int p = 0; p < layout_.process_count; ++p) {
     if (!peers(me, p)) continue;
-    char* memory = ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(p)];
+    char* memory = mapped_rings(p);
     if (memory == nullptr)
       throw error("process_group: the ring memory of process " + std::to_string(p) +
                   " is not mapped");
@@ -228,7 +232,7 @@ std::vector<protocol::rank_route> process_group::rank_routes() const {
   std::vector<protocol::rank_route> routes(static_cast<std::size_t>(ranks_.world_size()));
   const int me = layout_.process_index;
   for (int p = 0; p < layout_.process_count; ++p) {
-    char* memory = ring_memory_.empty() ? nullptr : ring_memory_[static_cast<std::size_t>(p)];
+    char* memory = mapped_rings(p);
     for (int r = 0; r < ranks_.ranks_of(p); ++r) {
       protocol::rank_route& route = routes[static_cast<std::size_t>(ranks_.rank_start(p) + r)];
       route.path = static_cast<std::uint32_t>(routes_[static_cast<std::size_t>(p)]);

@@ -101,6 +101,8 @@ class process_group {
   std::uint32_t ring_peer_index(int owner, int sender) const;
   std::uint32_t slot_base(int owner, int target) const;
   protocol::ring_memory_layout ring_layout(int process) const;
+  // Where `process`'s ring memory is mapped in this process (null: not mapped, or itself).
+  char* mapped_rings(int process) const;
   peer_mappings mapped_shared_;
   std::map<std::pair<int, std::uint64_t>, char*> shared_;  // (process, its base) -> mapped base
 };
