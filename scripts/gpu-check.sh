@@ -15,7 +15,7 @@
 # DCUDA_APPS_SANITIZER_PROCESSES="1 8" also the dcuda versions across 8 GPUs.
 # DCUDA_APPS_STEPS picks among "tests scaling sanitizers phases profile" (default the first
 # three): on 8 GPUs they take about 300, 420 and 100 s, more than one 10-minute device call;
-# "phases" prints where the dcuda ranks' time goes (stencil, particles; 1 and all GPUs);
+# "phases" prints where the dcuda ranks' time goes (every application; 1 and all GPUs);
 # "profile" runs apps/profile_ncu.sh (Nsight Compute, one GPU, dcuda against MPI-CUDA) into
 # $OUT/ncu.tgz.
 # DCUDA_BENCH_ONLY="name ..." runs only the benchmarks named (the bench half no longer fits one
@@ -75,7 +75,7 @@ if [ "$part" = apps ]; then
   if [[ "$app_steps" == *" phases "* ]]; then
     # Where a dcuda rank's time goes (--phases 1, apps/common/rank_phase_clock.cuh), for the
     # applications that have the option: one GPU (no communication) and every GPU.
-    for app in stencil particles; do
+    for app in stencil particles spmv power; do
       [ -x "build/apps/$app/${app}_dcuda" ] || continue
       for count in 1 "$gpus"; do
         step "case studies: $app, dcuda, where the ranks' time goes ($count GPU(s))"

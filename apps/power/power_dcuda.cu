@@ -58,6 +58,7 @@
 #include "power_app.h"
 #include "power_kernels.cuh"
 #include "power_problem.h"
+#include "rank_phase_clock.cuh"
 
 namespace {
 
@@ -95,6 +96,7 @@ struct power_data {
   block_layout layout;
   int process;
   int warmup, iterations;
+  std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
 __device__ __noinline__ void rank_multiply(const spmv::csr_view a, const double* b, double* y,
@@ -151,6 +153,8 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1)
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, area, byte_offset(at.size()), &win);
 
+  // --phases 1: thread 0 of every rank reads the clock at each boundary below.
+  rank_phase_clock clock;
   auto iteration = [&](int k) {
     const int parity = k & 1;
     double* b = area + at.b(parity);
@@ -158,16 +162,20 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1)
     if (row == 0) {
       if (k > 0 && expected_segments > 0)
         dcuda_wait_notifications(gst, t_tag + (parity ^ 1), expected_segments);
+      clock.end(phase_wait);
       // fac_0 is on every GPU of the first row from the start; fac_k (k > 0) comes from
       // process 0, along the first row.
       if (leader && k > 0) {
         if (col > 0) dcuda_wait_notifications(gst, f_tag, 1);
+        clock.end(phase_wait);
         for (int step = spmv::broadcast_first_step(col); col + step < grid.cols; step *= 2)
           dcuda_put_notify(gst, win, leader_of(grid.process_at(0, col + step)),
                            byte_offset(at.fac()), 8, area + at.fac(), f_tag);
+        clock.end(phase_send);
       }
     } else {
       dcuda_wait_notifications(gst, b_tag, 1);
+      clock.end(phase_wait);
     }
     for (int step = spmv::broadcast_first_step(row); row + step < grid.rows; step *= 2) {
       const int child = grid.process_at(row + step, col);
@@ -175,21 +183,27 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1)
       dcuda_put_notify(gst, win, partner(child), byte_offset(at.b(parity) + b_part.begin),
                        byte_offset(b_part.count), b + b_part.begin, b_tag);
     }
+    clock.end(phase_send);
     // 2-3. Every slice of b_k and fac_k are here once every rank of the GPU has arrived.
     dcuda_comm_barrier(gst, DCUDA_COMM_DEVICE);
+    clock.end(phase_barrier);
     rank_multiply(data->a, b, y + first_row, first_row, row_count, area[at.fac()]);
+    clock.end(phase_compute);
     // 4. The row reduction (the wait's block barrier orders the product's writes of y first).
     for (int step = 1; spmv::reduction_has_step(col, step, grid.cols); step *= 2) {
       if (col + step >= grid.cols) continue;
       const int round = spmv::log2_of(step);
       dcuda_wait_notifications(gst, r_tag + round, 1);
+      clock.end(phase_wait);
       rank_add(y + first_row, area + at.received(round) + first_row, row_count);
+      clock.end(phase_compute);
     }
     if (col > 0) {
       const int round = spmv::reduction_send_round(col);
       dcuda_put_notify(gst, win, partner(grid.process_at(row, spmv::reduction_parent(col))),
                        byte_offset(at.received(round) + first_row), byte_offset(row_count),
                        y + first_row, r_tag + round);
+      clock.end(phase_send);
       return;
     }
     // 5. The first column's x slice into the first row's next b (buffer (k+1) % 2).
@@ -203,29 +217,36 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1)
                            byte_offset(segment.count), y + (segment.global_begin - x_origin),
                            t_tag + parity);
         });
+    clock.end(phase_send);
     // 6. The norm: partial sums to the leader, the leaders' sums down the first column.
     const double squares = rank_sum_of_squares(y + first_row, row_count);
+    clock.end(phase_compute);
     double* partial = area + at.partials() + local_rank;
     if (threadIdx.x == 0) *partial = squares;
     dcuda_put_notify(gst, win, leader_of(process), byte_offset(at.partials() + local_rank), 8,
                      partial, n_tag);
+    clock.end(phase_send);
     if (!leader) return;
     dcuda_wait_notifications(gst, n_tag, ranks);
+    clock.end(phase_wait);
     double* sum = area + at.norm_sum();
     // All the leader's threads add the partials (thread 0 alone: a chain of R loads that every
     // rank of the GPU would wait for in the next device barrier).
     const double total = rank_sum(area + at.partials(), static_cast<unsigned>(ranks));
     if (threadIdx.x == 0) *sum = total;
+    clock.end(phase_compute);
     for (int step = 1; spmv::reduction_has_step(row, step, grid.rows); step *= 2) {
       if (row + step >= grid.rows) continue;
       const int round = spmv::log2_of(step);
       dcuda_wait_notifications(gst, nr_tag + round, 1);
+      clock.end(phase_wait);
       if (threadIdx.x == 0) *sum += area[at.norm_received(round)];
     }
     if (row > 0) {
       const int round = spmv::reduction_send_round(row);
       dcuda_put_notify(gst, win, leader_of(grid.process_at(spmv::reduction_parent(row), 0)),
                        byte_offset(at.norm_received(round)), 8, sum, nr_tag + round);
+      clock.end(phase_send);
     } else if (threadIdx.x == 0) {
       area[at.fac()] = 1.0 / sqrt(*sum);  // read after the next dcuda call's block barrier
     }
@@ -235,7 +256,9 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1)
   for (; k < data->warmup; ++k) iteration(k);
   dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
   dcuda_start_cpu_timer(gst);
+  clock.start(data->phase_ns != nullptr);
   for (; k < data->warmup + data->iterations; ++k) iteration(k);
+  clock.store(data->phase_ns + local_rank * phase_count);
   // The last iteration's transposes complete the result b_K.
   if (row == 0 && k > 0 && expected_segments > 0)
     dcuda_wait_notifications(gst, t_tag + ((k - 1) & 1), expected_segments);
@@ -289,11 +312,21 @@ int run(int argc, char** argv) {
     };
     load_input();
     dcuda_host_share_memory(dcuda, area.get());
-    power_data data{a.view(), area.get(), at, layout, process, setup.warmup, setup.iterations};
+    const bool phases = options.get("phases") != 0;
+    device_array<std::uint64_t> phase_ns(phases ? ranks * phase_count : 0);
+    power_data data{a.view(),
+                    area.get(),
+                    at,
+                    layout,
+                    process,
+                    setup.warmup,
+                    setup.iterations,
+                    phases ? phase_ns.get() : nullptr};
 
     const int total = setup.warmup + setup.iterations;
     status = each_run(options, load_input, [&] {
       dcuda_host_run(dcuda, &data, sizeof(data));
+      print_rank_phases(phase_ns, process, setup.iterations);
       double fac = 0;
       APP_CUDA(cudaMemcpy(&fac, area.get() + at.fac(), sizeof(double), cudaMemcpyDeviceToHost));
       return check_and_report(options, setup, dcuda_run_figures(dcuda, info),

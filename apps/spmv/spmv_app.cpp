@@ -19,7 +19,8 @@ app_options parse_options(int argc, char** argv, const char* program, int defaul
       case_study_options(
           {{"n", 262144, "block size per GPU: the matrix is n * sqrt(GPUs) square"},
            {"row-nonzeros", 786, "nonzeros per row of an n-column block (786: density 0.3%)"}},
-          {{"threads", default_threads, "threads per block (baselines) or per rank (dcuda)"}},
+          {{"threads", default_threads, "threads per block (baselines) or per rank (dcuda)"},
+           {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}},
           "matrix and vector seed"));
 }
 

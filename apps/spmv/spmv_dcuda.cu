@@ -39,6 +39,7 @@
 #include "dcuda_host.h"
 #include "dcuda_run_figures.h"
 #include "mpi_process.h"
+#include "rank_phase_clock.cuh"
 #include "spmv_app.h"
 #include "spmv_kernels.cuh"
 #include "spmv_tree.h"
@@ -60,6 +61,7 @@ struct spmv_data {
   process_grid grid;
   int process;
   int warmup, iterations;
+  std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
 // The product of the rank's rows, a function of its own so that it gets the registers to itself
@@ -101,20 +103,28 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1) spmv_kernel(dcuda_con
                    static_cast<int>((1 + rounds) * static_cast<long long>(data->block_rows) * 8),
                    &reduction_window);
 
+  // --phases 1: thread 0 of every rank reads the clock at each boundary below.
+  rank_phase_clock clock;
   auto iteration = [&] {
     if (row > 0) dcuda_wait_notifications(gst, b_tag, 1);
+    clock.end(phase_wait);
     for (int step = broadcast_first_step(row); row + step < grid.rows; step *= 2)
       dcuda_put_notify(gst, b_window, partner(row + step, col), static_cast<int>(b_part.begin * 8),
                        static_cast<int>(b_part.count * 8), data->b + b_part.begin, b_tag);
+    clock.end(phase_send);
     if (row > 0) dcuda_comm_barrier(gst, DCUDA_COMM_DEVICE);
+    clock.end(phase_barrier);
     rank_multiply(data->a, data->b, y + first_row, first_row, row_count);
+    clock.end(phase_compute);
     for (int step = 1; reduction_has_step(col, step, grid.cols); step *= 2) {
       if (col + step >= grid.cols) continue;
       const int round = log2_of(step);
       // Its block barrier also orders the product's writes of y before the additions.
       dcuda_wait_notifications(gst, reduce_tag + round, 1);
+      clock.end(phase_wait);
       rank_add(y + first_row,
                received + static_cast<long long>(round) * data->block_rows + first_row, row_count);
+      clock.end(phase_compute);
     }
     if (col > 0) {
       const int round = reduction_send_round(col);
@@ -127,12 +137,16 @@ __global__ void __launch_bounds__(max_threads_per_rank, 1) spmv_kernel(dcuda_con
     // world barrier waits for every delivery anyway, flush states the intent.
     dcuda_win_flush(gst, reduction_window);
     dcuda_win_flush(gst, b_window);
+    clock.end(phase_send);
     dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+    clock.end(phase_barrier);
   };
 
   for (int t = 0; t < data->warmup; ++t) iteration();
   dcuda_start_cpu_timer(gst);
+  clock.start(data->phase_ns != nullptr);
   for (int t = 0; t < data->iterations; ++t) iteration();
+  clock.store(data->phase_ns + local_rank * phase_count);
   dcuda_stop_cpu_timer(gst);
 
   dcuda_win_free(gst, reduction_window);
@@ -179,6 +193,8 @@ int run(int argc, char** argv) {
     load_input();
     dcuda_host_share_memory(dcuda, b.get());
     dcuda_host_share_memory(dcuda, reduction.get());
+    const bool phases = options.get("phases") != 0;
+    device_array<std::uint64_t> phase_ns(phases ? info.rank_responsible * phase_count : 0);
     spmv_data data{a.view(),
                    b.get(),
                    reduction.get(),
@@ -187,9 +203,11 @@ int run(int argc, char** argv) {
                    layout.grid,
                    process,
                    setup.warmup,
-                   setup.iterations};
+                   setup.iterations,
+                   phases ? phase_ns.get() : nullptr};
     status = each_run(options, load_input, [&] {
       dcuda_host_run(dcuda, &data, sizeof(data));
+      print_rank_phases(phase_ns, process, setup.iterations);
       return check_and_report(options, setup, dcuda_run_figures(dcuda, info), reduction.get());
     });
   }
