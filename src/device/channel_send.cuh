@@ -86,7 +86,7 @@ __device__ inline void publish_entries(const protocol::channel_view& channel, st
   cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
   for (std::uint32_t i = 0; i < n; ++i) {
     protocol::system_atomic<std::uint32_t>(protocol::entry_at(channel, first + i).sequence)
-        .store(first + i + 1, cuda::memory_order_relaxed);
+        .store(protocol::entry_sequence(first + i), cuda::memory_order_relaxed);
   }
 }
 

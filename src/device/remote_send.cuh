@@ -31,7 +31,7 @@ __device__ inline void send_compact_operation(dcuda_state& gst, protocol::call c
   const channel_view& channel = gst.commands;
   const std::uint32_t ticket = early.held ? reserve_held_entry(gst, channel, early, call)
                                           : reserve_channel(gst, channel, 1, call, 0, true);
-  const compact_entry entry = encode_compact_operation(op, payload, ticket + 1);
+  const compact_entry entry = encode_compact_operation(op, payload, entry_sequence(ticket));
   auto* to = reinterpret_cast<std::uint64_t*>(&entry_at(channel, ticket));
   for (std::uint32_t i = 0; i < compact_words; i += 2) {
     asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(to + i), "l"(entry.words[i]),

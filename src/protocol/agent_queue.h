@@ -91,9 +91,10 @@ DCUDA_HD inline std::uint32_t agent_slot(std::uint32_t job) {
 }
 
 // The ticket a slot holds once job `job` is in it. Never the ticket the slot held one lap before
-// (job - agent_queue_slots + 1), nor 0, the ticket of an empty queue's slots, for the first lap.
+// (job - agent_queue_slots + 1), nor 0, the ticket of an empty queue's slots (job 2^32 - 1 takes
+// 1, as the command channel's entry_sequence does).
 DCUDA_HD inline std::uint32_t agent_ticket(std::uint32_t job) {
-  return job + 1u;
+  return job + 1u == 0u ? 1u : job + 1u;
 }
 
 // Whether `more` jobs fit after `issued` when `done` are finished (counts wrap around).

@@ -3,8 +3,9 @@
 // Who writes what:
 //   ticket          device memory, producers only (atomic fetch_add reserves entries)
 //   entries[]       host memory mapped into the device; a producer fills an entry, then stores
-//                   its sequence number (ticket + 1) with release, so the host never reads a head
-//                   pointer: an entry is ready exactly when its sequence matches
+//                   its sequence number (entry_sequence: ticket + 1, never 0) with release, so
+//                   the host never reads a head pointer: an entry is ready exactly when its
+//                   sequence matches
 //   consumed        host memory; the consumer stores how many entries it has finished, lazily
 //                   (every quarter ring, and whenever it runs dry); producers read it only when
 //                   the ring looks full (through a cached copy in device memory), so a full ring
@@ -39,7 +40,7 @@ inline constexpr std::uint32_t entry_header_bytes = 16;
 inline constexpr std::uint32_t entry_payload_bytes = entry_bytes - entry_header_bytes;
 
 struct channel_entry {
-  std::uint32_t sequence;  // ticket + 1 once the entry is complete (release)
+  std::uint32_t sequence;  // entry_sequence(ticket) once the entry is complete (release)
   std::uint16_t type;      // message_type; continuation entries of a message repeat it
   std::uint16_t entries;   // entries of the whole message (first entry), 0 on continuations
   std::int32_t rank;       // world rank of the producer
@@ -99,10 +100,19 @@ DCUDA_HD inline channel_entry& entry_at(const channel_view& channel, std::uint32
   return channel.entries[ticket & (channel.capacity - 1)];
 }
 
+// The sequence that marks the entry of `ticket` complete: ticket + 1, never 0, which is what an
+// entry never written holds (at ticket 2^32 - 1 a zeroed entry would otherwise look complete; the
+// peer rings' ring_stamp does the same). The consecutive tickets of one slot differ by the
+// capacity, so their sequences still differ.
+DCUDA_HD constexpr std::uint32_t entry_sequence(std::uint32_t ticket) {
+  return ticket + 1u == 0u ? 1u : ticket + 1u;
+}
+
 // Makes an entry whose other fields are written visible to the consumer. Release at system scope
 // orders the payload stores (made by this thread) before the sequence.
 DCUDA_HD inline void publish_entry(channel_entry& entry, std::uint32_t ticket) {
-  system_atomic<std::uint32_t>(entry.sequence).store(ticket + 1, cuda::memory_order_release);
+  system_atomic<std::uint32_t>(entry.sequence)
+      .store(entry_sequence(ticket), cuda::memory_order_release);
 }
 
 // Consumer side: the entry for `position` if it is complete, otherwise nullptr.
@@ -111,7 +121,7 @@ DCUDA_HD inline const channel_entry* ready_entry(const channel_view& channel,
   channel_entry& entry = entry_at(channel, position);
   const std::uint32_t sequence =
       system_atomic<std::uint32_t>(entry.sequence).load(cuda::memory_order_acquire);
-  return sequence == position + 1 ? &entry : nullptr;
+  return sequence == entry_sequence(position) ? &entry : nullptr;
 }
 
 DCUDA_HD inline void publish_consumed(const channel_view& channel, std::uint32_t position) {

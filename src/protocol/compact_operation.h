@@ -4,7 +4,7 @@
 // (publish_entries) waits for every earlier store to host memory to be acknowledged across PCIe;
 // on the latency path that wait is the largest part of a send.
 //
-// Word 0 is the entry's usual head: the sequence (ticket + 1) in its low half, type and entry
+// Word 0 is the entry's usual head: the sequence (entry_sequence) in its low half, type and entry
 // count in its high half, so the consumer finds the entry the usual way (ready_entry). Words 1..7
 // carry one 32-bit field each, stamped with the same sequence. The consumer takes the entry when
 // every word shows the sequence, and hands it on as a regular remote_operation message.

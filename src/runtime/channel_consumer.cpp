@@ -45,7 +45,8 @@ std::optional<channel_message> channel_consumer::try_take_compact() {
   }
   protocol::remote_operation op{};
   std::uint64_t payload = 0;
-  if (!protocol::decode_compact_operation(entry, position_ + 1, op, payload)) return std::nullopt;
+  if (!protocol::decode_compact_operation(entry, protocol::entry_sequence(position_), op, payload))
+    return std::nullopt;
   // The layout the regular message has (network_proxy::take_operation): the operation and its
   // source address (none) in the first entry's payload, then the inline payload.
   std::string text(protocol::entry_payload_bytes, '\0');

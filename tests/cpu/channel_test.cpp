@@ -116,6 +116,22 @@ DCUDA_TEST(channel_full_ring_blocks_producer_until_consumer_publishes) {
   }
 }
 
+// Before a ring's first lap is complete its entries hold zeros; the sequence of ticket 2^32 - 1 is
+// not 0, so a zeroed entry there is not taken for a complete one (it was, in the contention test
+// that starts 16 tickets before the wrap, now and then).
+DCUDA_TEST(channel_zeroed_entry_is_never_complete_across_the_wrap) {
+  DCUDA_CHECK(entry_sequence(0xffffffffu) != 0u);
+  DCUDA_CHECK(entry_sequence(0xffffffffu) != entry_sequence(0xffffffffu - 16u));
+  DCUDA_CHECK_EQ(entry_sequence(5u), 6u);
+  host_channel channel(16, 0xfffffff0u);
+  for (std::uint32_t ticket = 0xfffffff0u; ticket != 0x10u; ++ticket) {
+    DCUDA_CHECK(ready_entry(channel.view, ticket) == nullptr);
+  }
+  publish_entry(entry_at(channel.view, 0xffffffffu), 0xffffffffu);
+  DCUDA_CHECK(ready_entry(channel.view, 0xffffffffu) != nullptr);
+  DCUDA_CHECK(ready_entry(channel.view, 0xffffffffu + 16u) == nullptr);  // the slot's next lap
+}
+
 DCUDA_TEST(channel_incomplete_message_is_not_taken) {
   host_channel channel(8);
   const std::uint32_t first = reserve_entries(channel.view, 2);

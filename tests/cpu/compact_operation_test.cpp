@@ -26,7 +26,7 @@ std::uint64_t* words_of(const channel_view& channel, std::uint32_t ticket) {
 // consumer sees the entry only when it is complete; see the partial test for the other order).
 void store_compact(const channel_view& channel, std::uint32_t ticket, const remote_operation& op,
                    std::uint64_t payload) {
-  const compact_entry entry = encode_compact_operation(op, payload, ticket + 1);
+  const compact_entry entry = encode_compact_operation(op, payload, entry_sequence(ticket));
   std::uint64_t* to = words_of(channel, ticket);
   for (std::uint32_t i = compact_words; i-- > 0;) {
     system_atomic<std::uint64_t>(to[i]).store(entry.words[i], cuda::memory_order_relaxed);
@@ -101,7 +101,7 @@ DCUDA_TEST(compact_entry_is_not_taken_until_every_word_has_arrived) {
   host_channel channel(8);
   const std::uint32_t ticket = reserve_entries(channel.view, 1);
   const remote_operation op = put_notify(3, 9, 1, 40, 5, 6);
-  const compact_entry entry = encode_compact_operation(op, 0x4443424140ull, ticket + 1);
+  const compact_entry entry = encode_compact_operation(op, 0x4443424140ull, entry_sequence(ticket));
   std::uint64_t* to = words_of(channel.view, ticket);
   dcuda::runtime::channel_consumer reader(channel.view);
   // Head first, then the other words one by one: until the last is there, nothing is taken.
@@ -135,7 +135,7 @@ DCUDA_TEST(compact_entry_with_a_word_from_the_previous_lap_is_not_taken) {
   DCUDA_CHECK(reader.try_take().has_value());                     // ticket 4 (slot 0)
   const std::uint32_t ticket = reserve_entries(channel.view, 1);  // 5, slot 1
   const compact_entry entry =
-      encode_compact_operation(put_notify(0, 1, 0, 99, 1, 0), 7, ticket + 1);
+      encode_compact_operation(put_notify(0, 1, 0, 99, 1, 0), 7, entry_sequence(ticket));
   std::uint64_t* to = words_of(channel.view, ticket);
   for (std::uint32_t i = 0; i < compact_words; ++i) {
     if (i != 4) to[i] = entry.words[i];  // word 4 (the offset) still holds ticket 1's
@@ -153,16 +153,19 @@ DCUDA_TEST(compact_and_regular_entries_keep_each_producers_order) {
   constexpr int producers = 4;
   constexpr int per_producer = 3000;
   host_channel channel(16, 0xfffffff0u);
-  std::atomic<bool> go{false};
+  std::atomic<bool> go{false}, stop{false};
   std::vector<std::thread> threads;
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
       while (!go) std::this_thread::yield();
-      for (int s = 0; s < per_producer; ++s) {
+      for (int s = 0; s < per_producer && !stop; ++s) {
         const std::uint32_t n = s % 3 == 0 ? 2u : 1u;
         const std::uint32_t first = reserve_entries(channel.view, n);
         std::uint32_t consumed = 0;
-        while (!producer_has_room(channel.view, first, n, consumed)) std::this_thread::yield();
+        while (!producer_has_room(channel.view, first, n, consumed)) {
+          if (stop) return;
+          std::this_thread::yield();
+        }
         remote_operation op = put_notify(p, 0, 0, s, 8, p);
         const auto payload = static_cast<std::uint64_t>(s) << 8 | static_cast<std::uint64_t>(p);
         if (n == 1) {
@@ -187,25 +190,33 @@ DCUDA_TEST(compact_and_regular_entries_keep_each_producers_order) {
   go = true;
   std::vector<int> next(producers, 0);
   dcuda::runtime::channel_consumer reader(channel.view, 0xfffffff0u);
-  for (int received = 0; received < producers * per_producer;) {
-    const auto message = reader.try_take();
-    if (!message) {
-      reader.publish_position();
-      std::this_thread::yield();
-      continue;
+  // A failed check stops the producers before it is reported (a joinable thread must not be
+  // destroyed).
+  try {
+    for (int received = 0; received < producers * per_producer;) {
+      const auto message = reader.try_take();
+      if (!message) {
+        reader.publish_position();
+        std::this_thread::yield();
+        continue;
+      }
+      ++received;
+      const taken_operation taken = read_message(*message);
+      const int p = taken.op.source_rank;
+      DCUDA_CHECK(p >= 0 && p < producers);
+      DCUDA_CHECK_EQ(message->rank, p);
+      DCUDA_CHECK_EQ(taken.op.offset, next[p]);
+      std::uint64_t payload = 0;
+      DCUDA_CHECK(taken.payload.size() >= sizeof payload);
+      std::memcpy(&payload, taken.payload.data(), sizeof payload);
+      DCUDA_CHECK_EQ(payload,
+                     static_cast<std::uint64_t>(next[p]) << 8 | static_cast<std::uint64_t>(p));
+      ++next[p];
     }
-    ++received;
-    const taken_operation taken = read_message(*message);
-    const int p = taken.op.source_rank;
-    DCUDA_CHECK(p >= 0 && p < producers);
-    DCUDA_CHECK_EQ(message->rank, p);
-    DCUDA_CHECK_EQ(taken.op.offset, next[p]);
-    std::uint64_t payload = 0;
-    DCUDA_CHECK(taken.payload.size() >= sizeof payload);
-    std::memcpy(&payload, taken.payload.data(), sizeof payload);
-    DCUDA_CHECK_EQ(payload,
-                   static_cast<std::uint64_t>(next[p]) << 8 | static_cast<std::uint64_t>(p));
-    ++next[p];
+  } catch (...) {
+    stop = true;
+    for (auto& t : threads) t.join();
+    throw;
   }
   for (auto& t : threads) t.join();
   for (int p = 0; p < producers; ++p) DCUDA_CHECK_EQ(next[p], per_producer);
