@@ -176,9 +176,9 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     state_.allocate_rings(group_->ring_layout());
     group_->share_rings(state_.ring_memory());
     state_.set_ring_taken(group_->ring_taken());
-    if (group_->all_peers() && !settings.host_world_barrier) {
-      state_.set_node_barrier(group_->board_out());
-    }
+    // Every process must choose alike: all_peers is the same everywhere, the setting may not be.
+    const bool through_hosts = group_->any_process(settings.host_world_barrier);
+    if (group_->all_peers() && !through_hosts) state_.set_node_barrier(group_->board_out());
     state_.set_rank_routes(group_->rank_routes());
     if (shape.process_count >
         1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU

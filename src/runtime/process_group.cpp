@@ -213,6 +213,12 @@ bool process_group::all_peers() const {
   return n > 1;
 }
 
+bool process_group::any_process(bool mine) const {
+  int any = mine ? 1 : 0;
+  DCUDA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD));
+  return any != 0;
+}
+
 std::vector<std::uint64_t*> process_group::board_out() const {
   const int me = layout_.process_index;
   std::vector<std::uint64_t*> out;

@@ -59,6 +59,9 @@ class process_group {
   // node, peer stores everywhere): then barriers of DCUDA_COMM_WORLD can meet on the GPUs
   // (protocol/node_barrier.h). The same answer in every process.
   bool all_peers() const;
+  // Collective: whether any process says yes (the processes must agree on a mode that one of them
+  // may have been given alone, e.g. by an argument).
+  bool any_process(bool mine) const;
   // After share_rings, where all_peers: per ring of this process (per other process, in process
   // order), where its leader writes its word in that process's board.
   std::vector<std::uint64_t*> board_out() const;
