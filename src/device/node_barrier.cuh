@@ -22,8 +22,8 @@ __device__ inline std::uint64_t load_relaxed_system(const std::uint64_t* word) {
 // with `call`. The fence releases, at system scope, what this GPU's ranks did before the device
 // barrier that precedes it (which this thread acquired): their puts to other GPUs and their ring
 // records. One fence, then relaxed stores: the stores to the peers are in flight together.
-__device__ inline void post_board_word(const dcuda_state& gst, std::uint32_t sequence,
-                                       protocol::call call) {
+__device__ __noinline__ inline void post_board_word(const dcuda_state& gst, std::uint32_t sequence,
+                                                    protocol::call call) {
   const std::uint64_t word =
       protocol::encode_board_word(sequence, static_cast<std::uint32_t>(call));
   std::uint64_t* const* out = gst.ctx->board_out;
@@ -35,9 +35,12 @@ __device__ inline void post_board_word(const dcuda_state& gst, std::uint32_t seq
 
 // Waits until every other GPU's leader has entered collective `sequence`; stops the run, naming
 // both processes and calls, when one entered it with another call. Takes this rank's ring
-// records meanwhile (spin_until), so that no sender waits for room in its rings forever.
-__device__ inline void wait_for_board(dcuda_state& gst, std::uint32_t sequence,
-                                      protocol::call call) {
+// records meanwhile (spin_until), so that no sender waits for room in its rings forever. Out of
+// line: one thread of one rank runs it, once per world barrier, and inlined, its board scan
+// (up to 15 words loaded together) raised the spills of 1024-thread kernels, which have 64
+// registers (local_bandwidth: 1.1 to 2.7 KB of spill stores).
+__device__ __noinline__ inline void wait_for_board(dcuda_state& gst, std::uint32_t sequence,
+                                                   protocol::call call) {
   const dcuda_context* ctx = gst.ctx;
   const std::uint64_t* board = ctx->board;
   const std::int32_t me = ctx->process_index;
