@@ -4,19 +4,12 @@
 #pragma once
 
 #include "device/fail.cuh"
+#include "device/ring_poll.cuh"
 #include "device/spin_wait.cuh"
 #include "device/state.cuh"
 #include "protocol/node_barrier.h"
 
 namespace dcuda::device {
-
-namespace board_detail {
-__device__ inline std::uint64_t load_relaxed_system(const std::uint64_t* word) {
-  std::uint64_t value;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
-  return value;
-}
-}  // namespace board_detail
 
 // Tells every other GPU of the node that this GPU's ranks have entered collective `sequence`
 // with `call`. The fence releases, at system scope, what this GPU's ranks did before the device
@@ -56,7 +49,7 @@ __device__ __noinline__ inline void wait_for_board(dcuda_state& gst, std::uint32
                        process_bits(all)},
       [&](std::uint32_t& arrived) {
         const protocol::board_scan scan = protocol::scan_board(
-            [&](std::uint32_t peer) { return board_detail::load_relaxed_system(board + peer); },
+            [&](std::uint32_t peer) { return ring_detail::load_relaxed_system(board + peer); },
             peers, sequence, static_cast<std::uint32_t>(call));
         if (scan.mismatched_peer >= 0) {
           fail(ctx, gst.world_rank, call, protocol::error_code::collective_mismatch, me,

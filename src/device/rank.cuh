@@ -83,6 +83,14 @@ __device__ inline void device_barrier(dcuda_state& gst, protocol::call call) {
   __syncthreads();
 }
 
+// Whether a world collective's leaders meet on the GPUs (protocol/node_barrier.h): every process
+// of the job on this node and reached by the peer path, except in dcuda_gpu_init, which goes
+// through the hosts (it is what tells each process that the others have zeroed their boards and
+// rings for this run).
+__device__ inline bool meets_on_gpus(const dcuda_state& gst, protocol::call call) {
+  return gst.node_barrier != 0u && call != protocol::call::gpu_init;
+}
+
 // A collective over DCUDA_COMM_WORLD across processes (protocol/world_collective.h): the ranks
 // of this GPU meet, rank 0 hands the collective to the host proxy and waits for every other
 // process, then the ranks meet again. Called by every thread of every rank, after
@@ -94,9 +102,7 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
     const std::uint32_t sequence = ++gst.world_collectives;
     // Where barriers meet on the GPUs, the other leaders learn of this collective too: one that
     // waits in a barrier with this sequence finds the call differs and says so.
-    if (gst.node_barrier != 0u && call != protocol::call::gpu_init) {
-      post_board_word(gst, sequence, call);
-    }
+    if (meets_on_gpus(gst, call)) post_board_word(gst, sequence, call);
     protocol::world_collective_request request{};
     request.call = static_cast<std::uint32_t>(call);
     request.windows_in_use = windows_in_use;
@@ -138,13 +144,11 @@ __device__ __noinline__ inline void node_world_barrier(dcuda_state& gst, protoco
 }
 
 // The barrier of DCUDA_COMM_WORLD: this GPU's ranks alone when there is one process; on the GPUs
-// when every process of the job is on this node and reached by the peer path (except in
-// dcuda_gpu_init, which goes through the hosts: it is what tells each process that the others
-// have zeroed their boards and rings for this run); otherwise through the host proxies.
+// where meets_on_gpus; otherwise through the host proxies.
 __device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
   if (gst.process_count == 1) {
     device_barrier(gst, call);
-  } else if (gst.node_barrier != 0u && call != protocol::call::gpu_init) {
+  } else if (meets_on_gpus(gst, call)) {
     node_world_barrier(gst, call);
   } else {
     world_collective(gst, call, 0, -1);

@@ -12,9 +12,15 @@ namespace dcuda::device {
 
 namespace ring_detail {
 
+// Relaxed system-scope loads of words other GPUs write (ring positions; the node barrier's board).
 __device__ inline std::uint32_t load_relaxed_system(const std::uint32_t* word) {
   std::uint32_t value;
   asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
+  return value;
+}
+__device__ inline std::uint64_t load_relaxed_system(const std::uint64_t* word) {
+  std::uint64_t value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
   return value;
 }
 

@@ -23,6 +23,7 @@
 // s + 1 (arrived, passed, and already in the next collective), never further ahead.
 #pragma once
 
+#include "protocol/peer_ring.h"
 #include "protocol/portability.h"
 
 namespace dcuda::protocol {
@@ -72,11 +73,10 @@ struct board_scan {
 template <typename Load>
 DCUDA_HD board_scan scan_board(Load&& load, std::uint32_t peers, std::uint32_t sequence,
                                std::uint32_t call) {
-  constexpr std::uint32_t max_board = 16;
-  std::uint64_t words[max_board];
-  for (std::uint32_t i = 0; i < peers && i < max_board; ++i) words[i] = load(i);
+  std::uint64_t words[max_peer_gpus];
+  for (std::uint32_t i = 0; i < peers && i < max_peer_gpus; ++i) words[i] = load(i);
   board_scan scan;
-  for (std::uint32_t i = 0; i < peers && i < max_board; ++i) {
+  for (std::uint32_t i = 0; i < peers && i < max_peer_gpus; ++i) {
     const board_verdict verdict = read_board_word(words[i], sequence, call);
     if (verdict == board_verdict::arrived) scan.arrived |= 1u << i;
     if (verdict == board_verdict::mismatched && scan.mismatched_peer < 0) {
