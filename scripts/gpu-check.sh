@@ -146,6 +146,7 @@ sanitized_cases=(
   largest_rank_count_the_gpu_allows_runs
   barrier_makes_plain_writes_visible
   window_slots_run_out_at_32_and_are_reused
+  puts_switching_window_target_and_size_land_where_each_one_says
 )
 for tool in memcheck racecheck; do
   step "compute-sanitizer --tool $tool"

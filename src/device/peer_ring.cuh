@@ -129,15 +129,4 @@ __device__ inline protocol::ring_record carried_record(int tag, std::uint32_t pa
           false};
 }
 
-// The latency path of a put_notify to another GPU, reading the payload from `buffer`. Inline: an
-// out-of-line call costs its argument and register traffic through local memory.
-__device__ inline void send_carried_put(dcuda_state& gst, protocol::call call, char* ring,
-                                        std::uint32_t slot, int tag, const void* buffer, int size,
-                                        int offset, int window_slot, held_ticket ticket) {
-  store_ring_record(
-      gst, call, ring, slot,
-      carried_record(tag, ring_detail::gather_payload(buffer, size), size, offset, window_slot),
-      ticket);
-}
-
 }  // namespace dcuda::device

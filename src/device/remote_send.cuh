@@ -66,47 +66,76 @@ __device__ inline void publish_operation(dcuda_state& gst, const protocol::chann
   publish_entries(channel, first, n);
 }
 
-// `early`: thread 0's entry ticket from take_channel_ticket, taken only for an operation that
+// How an operation travels in the command channel: its payload inside the message (up to
+// inline_put_limit bytes) or left in the rank's buffer until the proxy has copied it out (flush
+// waits for the acknowledgement), and how many entries the message takes.
+struct operation_shape {
+  bool inline_payload;
+  bool wants_acknowledgement;
+  std::uint32_t entries;
+};
+__device__ inline operation_shape shape_of(protocol::operation_kind kind, int size) {
+  using namespace dcuda::protocol;
+  const bool has_payload = kind != operation_kind::notify && size > 0;
+  const bool inline_payload = has_payload && size <= inline_put_limit;
+  return {inline_payload, has_payload && !inline_payload,
+          1u + (inline_payload ? entries_for_bytes(static_cast<std::uint32_t>(size)) : 0u)};
+}
+
+// Whether thread 0 sends the operation alone: a notify, a payload of up to
+// single_thread_payload_limit bytes, or one the proxy copies out itself. On this latency path no
+// barrier precedes the message.
+__device__ inline bool sent_by_thread_zero(protocol::operation_kind kind, int size) {
+  return !shape_of(kind, size).inline_payload || size <= single_thread_payload_limit;
+}
+
+// Thread 0's whole operation where sent_by_thread_zero: a notify or a payload of up to 8 B as a
+// compact entry, without a fence; anything else as a message whose inline payload thread 0
+// copies. `early`: the entry's ticket from take_channel_ticket, taken only for an operation that
 // fits a compact entry (fits_compact_entry).
+__device__ inline void send_operation_alone(dcuda_state& gst, protocol::call call,
+                                            const protocol::remote_operation& op,
+                                            const void* buffer, held_ticket early) {
+  using namespace dcuda::protocol;
+  const auto kind = static_cast<operation_kind>(op.kind);
+  const auto size = static_cast<int>(op.size);
+  if (fits_compact_entry(kind, size)) {
+    send_compact_operation(gst, call, op, buffer, early);
+    return;
+  }
+  const operation_shape shape = shape_of(kind, size);
+  const channel_view& channel = gst.commands;
+  const std::uint32_t first = reserve_channel(gst, channel, shape.entries, call, 0, true);
+  if (shape.inline_payload) {
+    volatile channel_entry& entry = entry_at(channel, first + 1);
+    const auto* from = static_cast<const char*>(buffer);
+    for (int at = 0; at < size; ++at) entry.payload[at] = from[at];
+  }
+  publish_operation(gst, channel, first, shape.entries, op, buffer, shape.wants_acknowledgement);
+}
+
+// The operation, by every thread of the rank. `early`: as for send_operation_alone.
 __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call call,
                                              protocol::operation_kind kind, int target, int slot,
                                              int offset, int size, const void* buffer, int tag,
                                              held_ticket early = {}) {
   using namespace dcuda::protocol;
-  const bool has_payload = kind != operation_kind::notify && size > 0;
-  const bool inline_payload = has_payload && size <= inline_put_limit;
-  const std::uint32_t payload_entries =
-      inline_payload ? entries_for_bytes(static_cast<std::uint32_t>(size)) : 0u;
-  const std::uint32_t n = 1 + payload_entries;
-  const channel_view& channel = gst.commands;
   const remote_operation op{
       static_cast<std::int32_t>(kind), gst.world_rank, target, slot, offset, size, tag, 0};
-  // A large payload stays in the rank's buffer until the proxy has copied it out (flush waits
-  // for the acknowledgement).
-  const bool wants_acknowledgement = has_payload && !inline_payload;
-  const auto* from = static_cast<const char*>(buffer);
-
-  if (!inline_payload || size <= single_thread_payload_limit) {
-    // The latency path: thread 0 alone, no barrier before the message leaves; a notify or a
-    // payload of up to 8 B as a compact entry, without a fence either.
-    if (threadIdx.x == 0 && fits_compact_entry(kind, size)) {
-      send_compact_operation(gst, call, op, buffer, early);
-    } else if (threadIdx.x == 0) {
-      const std::uint32_t first = reserve_channel(gst, channel, n, call, 0, true);
-      if (inline_payload) {
-        volatile channel_entry& entry = entry_at(channel, first + 1);
-        for (int at = 0; at < size; ++at) entry.payload[at] = from[at];
-      }
-      publish_operation(gst, channel, first, n, op, buffer, wants_acknowledgement);
-    }
+  if (sent_by_thread_zero(kind, size)) {
+    if (threadIdx.x == 0) send_operation_alone(gst, call, op, buffer, early);
     // After the message has left: thread 0 has read an inline payload (the rank may reuse its
-    // buffer), and every thread has read the route cache that thread 0 updates after a put
-    // (notified_access.cuh). A notify has neither.
+    // buffer). A notify has none.
     if (kind != operation_kind::notify) __syncthreads();
     return;
   }
 
   // A payload of several entries: written by all threads.
+  const operation_shape shape = shape_of(kind, size);
+  const std::uint32_t n = shape.entries;
+  const std::uint32_t payload_entries = n - 1;
+  const channel_view& channel = gst.commands;
+  const auto* from = static_cast<const char*>(buffer);
   if (threadIdx.x == 0) {
     gst.broadcast = static_cast<std::int32_t>(reserve_channel(gst, channel, n, call, 0, true));
   }

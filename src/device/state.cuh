@@ -46,8 +46,9 @@ struct dcuda_state {
   // The window entries and route of the last put (target's and own), for the handle and target
   // below.
   // Entries change only through dcuda_win_create/free, which every rank calls together and which
-  // give the window a new handle, so a hit needs no global load. Written by thread 0 between the
-  // barriers of a put; read by all threads after the entry barrier of the next one.
+  // give the window a new handle, so a hit needs no global load. Read and written by thread 0
+  // before a put's entry barrier (plan_put); read by every thread after it, up to the barrier
+  // that ends the put.
   std::int32_t cached_window;  // handle, DCUDA_WIN_NONE when empty
   std::int32_t cached_rank;    // the put's rank argument (in the window's communicator)
   dcuda_cached_route put_route_cache;

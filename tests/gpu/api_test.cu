@@ -277,6 +277,118 @@ DCUDA_TEST(overlapping_windows_deliver_in_place) {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
+// Puts that change window, target and size from one to the next: each misses the route cache
+// that thread 0 fills before the entry barrier (plan_put), and each copies a source that every
+// thread rewrote just before the call. Rank r sends to r+1 (tag 1) and r+2 (tag 2), alternating
+// a DCUDA_COMM_WORLD and a DCUDA_COMM_DEVICE window, with sizes for every path: one thread's
+// store, the small-put limit, and block copies of odd length and alignment.
+constexpr int switching_rounds = 32;
+constexpr int switching_slot = 4096;  // destination bytes per (relation, round)
+constexpr int switching_window = 2 * switching_rounds * switching_slot + switching_slot;
+
+struct switching_data {
+  unsigned char* windows;  // [ranks][2][switching_window]: destinations, then the source
+  int* errors;
+};
+
+// Round k goes to r+1 or r+2 (the relation), in window k % 2; each relation gets every size.
+__host__ __device__ int switching_size(int round) {
+  constexpr int sizes[4] = {4, 16, 3001, 4093};
+  return sizes[(round + round / 4) % 4];
+}
+__host__ __device__ int switching_relation(int round) {
+  return 1 + (round / 2) % 2;
+}
+__host__ __device__ int switching_offset(int relation, int round) {
+  return ((relation - 1) * switching_rounds + round) * switching_slot + round % 3;
+}
+__host__ __device__ unsigned char switching_byte(int sender, int round, int i) {
+  return static_cast<unsigned char>(sender * 13 + round * 29 + i * 7 + 1);
+}
+
+__global__ void __launch_bounds__(1024) switching_puts_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  switching_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank, size;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+  unsigned char* mine[2];
+  dcuda_win wins[2];
+  for (int w = 0; w < 2; ++w) {
+    mine[w] = data->windows + (2 * static_cast<std::size_t>(rank) + w) * switching_window;
+    dcuda_win_create(gst, w == 0 ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE, mine[w], switching_window,
+                     &wins[w]);
+  }
+  constexpr int source_at = 2 * switching_rounds * switching_slot;
+  for (int round = 0; round < switching_rounds; ++round) {
+    const int w = round % 2;
+    const int relation = switching_relation(round);
+    const int bytes = switching_size(round);
+    // Source at an odd offset in some rounds, so head, vectors and tail all occur.
+    unsigned char* source = mine[w] + source_at + round % 5;
+    for (int i = threadIdx.x; i < bytes; i += blockDim.x) {
+      source[i] = switching_byte(rank, round, i);
+    }
+    // One process: the device rank of the target is its world rank.
+    dcuda_put_notify(gst, wins[w], (rank + relation) % size, switching_offset(relation, round),
+                     bytes, source, relation);
+  }
+  dcuda_wait_notifications(gst, 1, switching_rounds / 2);
+  dcuda_wait_notifications(gst, 2, switching_rounds / 2);
+  for (int round = 0; round < switching_rounds; ++round) {
+    const int relation = switching_relation(round);
+    const int sender = (rank + size - relation % size) % size;
+    const unsigned char* at = mine[round % 2] + switching_offset(relation, round);
+    const int bytes = switching_size(round);
+    for (int i = threadIdx.x; i < bytes; i += blockDim.x) {
+      if (at[i] != switching_byte(sender, round, i)) atomicAdd(data->errors, 1);
+    }
+    if (threadIdx.x == 0 && at[bytes] != 0) atomicAdd(data->errors, 1);  // nothing beyond
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  dcuda_win_free(gst, wins[1]);
+  dcuda_win_free(gst, wins[0]);
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(puts_switching_window_target_and_size_land_where_each_one_says) {
+  require_gpu();
+  for (const int threads : {64, 1024}) {
+    const int ranks = gpu_test::resident_ranks(switching_puts_kernel, threads);
+    device_buffer<unsigned char> windows(2 * static_cast<std::size_t>(ranks) * switching_window);
+    device_buffer<int> errors(1);
+    switching_data data{windows.data, errors.data};
+    run_dcuda(switching_puts_kernel, threads, data);
+    DCUDA_CHECK_EQ(errors.read()[0], 0);
+    // Every rank's destinations hold exactly the bytes of its 32 puts (16 from each sender), and
+    // nothing else: the nonzero bytes of the expected patterns, counted here, are all there are.
+    const auto host = windows.read();
+    std::size_t written = 0;
+    for (std::size_t at = 0; at < host.size(); ++at) {
+      if (at % switching_window < 2u * switching_rounds * switching_slot && host[at] != 0) {
+        ++written;
+      }
+    }
+    std::size_t expected = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+      for (int round = 0; round < switching_rounds; ++round) {
+        const int sender = (rank + ranks - switching_relation(round) % ranks) % ranks;
+        for (int i = 0; i < switching_size(round); ++i) {
+          expected += switching_byte(sender, round, i) != 0 ? 1u : 0u;
+        }
+      }
+    }
+    DCUDA_CHECK_EQ(written, expected);
+  }
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
 // test consumes only when enough notifications are there; wait blocks until they are.
 struct test_wait_data {
   int* results;  // what rank 1 observed, in order

@@ -5,7 +5,7 @@
 //   mismatched_collective process 0 calls dcuda_comm_barrier while process 1 creates a window
 //   remote_put_outside    a put to a rank of the other process ends outside its window
 //   cached_put_outside    the same after a valid 4-byte put_notify to that rank, so that the bad
-//                         one takes the carried-record fast path (send_cached_carried_put)
+//                         one is checked against the route cache (plan_put's hit)
 //   cached_source_outside a 4-byte put_notify on that fast path whose source buffer lies outside
 //                         the caller's window (the fast path must not read it)
 #include <cuda_runtime.h>
