@@ -129,10 +129,12 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
 // The barrier of DCUDA_COMM_WORLD within a node whose processes all reach each other by the peer
 // path (protocol/node_barrier.h): the ranks of this GPU meet, rank 0 meets the other GPUs'
 // leaders through their boards, then the ranks meet again and take the ring records sent to them
-// before the barrier. Called by every thread of every rank, after enter_collective. Out of line:
-// a call costs nanoseconds beside a barrier across GPUs, and its two device barriers inlined
-// into every kernel that calls dcuda_comm_barrier raise the spills of 1024-thread ranks.
-__device__ __noinline__ inline void node_world_barrier(dcuda_state& gst, protocol::call call) {
+// before the barrier. Called by every thread of every rank, after enter_collective. Inline: out
+// of line (5c07554, to lower the spills of 1024-thread ranks, which plan_put has lowered since),
+// the call made every device barrier 0.4 us slower (one H200: 1.49 against 1.09 us;
+// bench/results/h200/experiments/device-barrier-regression/); every kernel contains it, through
+// dcuda_gpu_init and dcuda_gpu_finish. Thread 0's board work stays out of line (node_barrier.cuh).
+__device__ inline void node_world_barrier(dcuda_state& gst, protocol::call call) {
   device_barrier(gst, call);
   if (gst.device_rank == 0 && threadIdx.x == 0) {
     const std::uint32_t sequence = ++gst.world_collectives;
