@@ -166,20 +166,19 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
     own = window_of(gst, slot, gst.world_rank);
     remote = window_of(gst, slot, target);
     to = route_to(gst, target);
+    // Cached before the checks below: a put that fails them stops the run.
+    gst.cached_window = win;
+    gst.cached_rank = rank;
+    cache_target_route(gst.put_route_cache, target, to);
+    gst.cached_target_base = remote.base;
+    gst.cached_target_size = remote.size;
+    gst.cached_own_base = own.base;
+    gst.cached_own_size = own.size;
   }
   if (put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
     report_bad_target(gst, call, win, rank, tag);
     report_bad_put(gst, call, win, rank, offset, size, buffer, remote.generation, remote.size,
                    own.base, own.size);
-  }
-  if (!hit) {
-    gst.cached_window = win;
-    gst.cached_rank = rank;
-    cache_target_route(gst.put_route_cache, window_target_rank(on_world, rank, gst.rank_start), to);
-    gst.cached_target_base = remote.base;
-    gst.cached_target_size = remote.size;
-    gst.cached_own_base = own.base;
-    gst.cached_own_size = own.size;
   }
   held_ticket ticket{};
   if (notify && to.path == protocol::route::peer && size <= protocol::ring_payload_limit &&
@@ -235,6 +234,26 @@ __device__ inline held_ticket early_notify_ticket(const dcuda_state& gst, int ta
   return {};
 }
 
+// What plan_put cached for the put now under way (after its entry barrier).
+__device__ inline void* cached_destination(const dcuda_state& gst, int offset) {
+  return reinterpret_cast<void*>(gst.cached_target_base + static_cast<std::uint32_t>(offset));
+}
+__device__ inline protocol::operation_kind put_kind(bool notify) {
+  return notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put;
+}
+
+// Thread 0, once the rank has stored a put's data at a target of the node (after the block
+// barrier, if every thread stored): the notification, which must not overtake the data, or, for
+// a plain put to another GPU, the fence the next record to a peer owes.
+__device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, bool notify,
+                                         int tag) {
+  if (notify) {
+    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true);
+  } else if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::peer)) {
+    gst.peer_fence_owed = 1;
+  }
+}
+
 // Thread 0's whole put of at most single_thread_put_limit bytes, after the entry barrier, along
 // the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU that took a ring
 // ticket carries its payload in the record; one to the network that took an entry ticket is a
@@ -243,7 +262,6 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
                                   int size, const void* buffer, bool notify, int tag,
                                   held_ticket ticket) {
   const int slot = protocol::window_slot(win);
-  const auto path = static_cast<protocol::route>(gst.put_route_cache.path);
   if (ticket.held && ticket.ring) {
     const std::uint32_t payload = ring_detail::gather_payload(buffer, size);
     ensure_ring_room(gst, call, gst.put_route_cache.ring_slot, ticket);
@@ -253,27 +271,15 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
                       carried_record(tag, payload, size, offset, slot));
     return;
   }
-  if (path == protocol::route::network) {
-    const protocol::remote_operation op{
-        static_cast<std::int32_t>(notify ? protocol::operation_kind::put_notify
-                                         : protocol::operation_kind::put),
-        gst.world_rank,
-        gst.put_route_cache.target,
-        slot,
-        offset,
-        size,
-        tag,
-        0};
-    send_operation_alone(gst, call, op, buffer, ticket);
+  if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::network)) {
+    send_operation_alone(
+        gst, call,
+        operation_of(gst, put_kind(notify), gst.put_route_cache.target, slot, offset, size, tag),
+        buffer, ticket);
     return;
   }
-  thread_copy(reinterpret_cast<void*>(gst.cached_target_base + static_cast<std::uint32_t>(offset)),
-              buffer, size);
-  if (notify) {
-    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true);
-  } else if (path == protocol::route::peer) {
-    gst.peer_fence_owed = 1;
-  }
+  thread_copy(cached_destination(gst, offset), buffer, size);
+  finish_stored_put(gst, call, notify, tag);
 }
 
 // A put or put_notify after its entry barrier, by every thread of the rank, along the route
@@ -290,22 +296,15 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
     __syncthreads();
     return;
   }
-  if (static_cast<protocol::route>(gst.put_route_cache.path) == protocol::route::network) {
-    send_remote_operation(
-        gst, call, notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put,
-        gst.put_route_cache.target, protocol::window_slot(win), offset, size, buffer, tag);
+  if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::network)) {
+    send_remote_operation(gst, call, put_kind(notify), gst.put_route_cache.target,
+                          protocol::window_slot(win), offset, size, buffer, tag);
     return;
   }
-  block_copy(reinterpret_cast<void*>(gst.cached_target_base + static_cast<std::uint32_t>(offset)),
-             buffer, static_cast<std::uint64_t>(size));
+  block_copy(cached_destination(gst, offset), buffer, static_cast<std::uint64_t>(size));
   __syncthreads();
-  if (threadIdx.x != 0) return;
   // Thread 0 notifies after the barrier, so the release covers every thread's stores.
-  if (notify) {
-    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true);
-  } else if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::peer)) {
-    gst.peer_fence_owed = 1;
-  }
+  if (threadIdx.x == 0) finish_stored_put(gst, call, notify, tag);
 }
 
 }  // namespace dcuda::device
@@ -347,15 +346,10 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
   if (threadIdx.x != 0) return;  // a notify is thread 0's work alone
   const device::target_route to = device::notify_route_to(gst, target);
   if (to.path == protocol::route::network) {
-    const protocol::remote_operation op{static_cast<std::int32_t>(protocol::operation_kind::notify),
-                                        gst.world_rank,
-                                        target,
-                                        -1,
-                                        0,
-                                        0,
-                                        tag,
-                                        0};
-    device::send_operation_alone(gst, protocol::call::notify, op, nullptr, early);
+    device::send_operation_alone(
+        gst, protocol::call::notify,
+        device::operation_of(gst, protocol::operation_kind::notify, target, -1, 0, 0, tag), nullptr,
+        early);
   } else {
     device::notify_along(gst, protocol::call::notify, to, tag, false, early);
   }

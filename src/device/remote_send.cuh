@@ -66,6 +66,13 @@ __device__ inline void publish_operation(dcuda_state& gst, const protocol::chann
   publish_entries(channel, first, n);
 }
 
+// The operation a rank of this GPU sends (its operation_id is set when it is published).
+__device__ inline protocol::remote_operation operation_of(const dcuda_state& gst,
+                                                          protocol::operation_kind kind, int target,
+                                                          int slot, int offset, int size, int tag) {
+  return {static_cast<std::int32_t>(kind), gst.world_rank, target, slot, offset, size, tag, 0};
+}
+
 // How an operation travels in the command channel: its payload inside the message (up to
 // inline_put_limit bytes) or left in the rank's buffer until the proxy has copied it out (flush
 // waits for the acknowledgement), and how many entries the message takes.
@@ -120,8 +127,7 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
                                              int offset, int size, const void* buffer, int tag,
                                              held_ticket early = {}) {
   using namespace dcuda::protocol;
-  const remote_operation op{
-      static_cast<std::int32_t>(kind), gst.world_rank, target, slot, offset, size, tag, 0};
+  const remote_operation op = operation_of(gst, kind, target, slot, offset, size, tag);
   if (sent_by_thread_zero(kind, size)) {
     if (threadIdx.x == 0) send_operation_alone(gst, call, op, buffer, early);
     // After the message has left: thread 0 has read an inline payload (the rank may reuse its
