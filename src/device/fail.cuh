@@ -8,10 +8,11 @@
 
 namespace dcuda::device {
 
-[[noreturn]] __device__ __forceinline__ void fail(const dcuda_context* ctx, int world_rank,
-                                                  protocol::call call, protocol::error_code code,
-                                                  std::int64_t v0 = 0, std::int64_t v1 = 0,
-                                                  std::int64_t v2 = 0, std::int64_t v3 = 0) {
+[[noreturn]] __device__ __noinline__ inline void fail(const dcuda_context* ctx, int world_rank,
+                                                      protocol::call call,
+                                                      protocol::error_code code,
+                                                      std::int64_t v0 = 0, std::int64_t v1 = 0,
+                                                      std::int64_t v2 = 0, std::int64_t v3 = 0) {
   if (atomicExch(ctx->first_error, 1u) == 0u) {
     volatile protocol::error_report& report = *ctx->error;
     report.call_id = static_cast<std::uint16_t>(call);

@@ -4,6 +4,7 @@
 // data's visibility) to the rank.
 #pragma once
 
+#include "device/call_linkage.cuh"
 #include "device/rank.cuh"
 #include "device/ring_poll.cuh"
 #include "protocol/notification_counters.h"
@@ -133,7 +134,7 @@ __device__ inline int dcuda_test_notifications(dcuda_state& gst, int tag, int co
   return gst.broadcast;
 }
 
-__device__ inline void dcuda_wait_notifications(dcuda_state& gst, int tag, int count) {
+__device__ DCUDA_CALL_LINKAGE void dcuda_wait_notifications(dcuda_state& gst, int tag, int count) {
   using namespace dcuda;
   device::opaque_arguments(tag, count);
   device::enter_collective(gst.ctx, protocol::call::wait_notifications);

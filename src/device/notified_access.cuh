@@ -11,6 +11,7 @@
 #pragma once
 
 #include "device/block_copy.cuh"
+#include "device/call_linkage.cuh"
 #include "device/peer_ring.cuh"
 #include "device/remote_send.cuh"
 #include "device/window.cuh"
@@ -309,8 +310,8 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
 
 }  // namespace dcuda::device
 
-__device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int offset, int size,
-                                 void* buffer) {
+__device__ DCUDA_CALL_LINKAGE void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int offset,
+                                             int size, void* buffer) {
   using namespace dcuda;
   device::opaque_arguments(win, rank, offset, size);
   device::held_ticket ticket{};
@@ -321,8 +322,8 @@ __device__ inline void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int 
   device::put_along(gst, protocol::call::put, win, offset, size, buffer, false, 0, ticket);
 }
 
-__device__ inline void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset,
-                                        int size, void* buffer, int tag) {
+__device__ DCUDA_CALL_LINKAGE void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank,
+                                                    int offset, int size, void* buffer, int tag) {
   using namespace dcuda;
   device::opaque_arguments(win, rank, offset, size, tag);
   device::held_ticket ticket{};
@@ -355,7 +356,7 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
   }
 }
 
-__device__ inline void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
+__device__ DCUDA_CALL_LINKAGE void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
   device::enter_collective(gst.ctx, protocol::call::win_flush);
   device::checked_window_slot(gst, protocol::call::win_flush, win);

@@ -99,10 +99,12 @@ __device__ inline bool sent_by_thread_zero(protocol::operation_kind kind, int si
 // Thread 0's whole operation where sent_by_thread_zero: a notify or a payload of up to 8 B as a
 // compact entry, without a fence; anything else as a message whose inline payload thread 0
 // copies. `early`: the entry's ticket from take_channel_ticket, taken only for an operation that
-// fits a compact entry (fits_compact_entry).
-__device__ inline void send_operation_alone(dcuda_state& gst, protocol::call call,
-                                            const protocol::remote_operation& op,
-                                            const void* buffer, held_ticket early) {
+// fits a compact entry (fits_compact_entry). Out of line, as everything on the network path:
+// inlined at every put and notify, its code sat between the instructions of the paths within a
+// node and made them miss the instruction cache (docs/performance.md, "Code size").
+__device__ __noinline__ inline void send_operation_alone(dcuda_state& gst, protocol::call call,
+                                                         const protocol::remote_operation& op,
+                                                         const void* buffer, held_ticket early) {
   using namespace dcuda::protocol;
   const auto kind = static_cast<operation_kind>(op.kind);
   const auto size = static_cast<int>(op.size);
@@ -121,11 +123,13 @@ __device__ inline void send_operation_alone(dcuda_state& gst, protocol::call cal
   publish_operation(gst, channel, first, shape.entries, op, buffer, shape.wants_acknowledgement);
 }
 
-// The operation, by every thread of the rank. `early`: as for send_operation_alone.
-__device__ inline void send_remote_operation(dcuda_state& gst, protocol::call call,
-                                             protocol::operation_kind kind, int target, int slot,
-                                             int offset, int size, const void* buffer, int tag,
-                                             held_ticket early = {}) {
+// The operation, by every thread of the rank. `early`: as for send_operation_alone. Out of line
+// (see send_operation_alone).
+__device__ __noinline__ inline void send_remote_operation(dcuda_state& gst, protocol::call call,
+                                                          protocol::operation_kind kind, int target,
+                                                          int slot, int offset, int size,
+                                                          const void* buffer, int tag,
+                                                          held_ticket early = {}) {
   using namespace dcuda::protocol;
   const remote_operation op = operation_of(gst, kind, target, slot, offset, size, tag);
   if (sent_by_thread_zero(kind, size)) {
@@ -156,8 +160,9 @@ __device__ inline void send_remote_operation(dcuda_state& gst, protocol::call ca
   if (threadIdx.x == 0) publish_operation(gst, channel, first, n, op, buffer, false);
 }
 
-// Waits until the proxy has copied out the payload of every large network put of this rank.
-__device__ inline void wait_for_staged_puts(dcuda_state& gst, protocol::call call) {
+// Waits until the proxy has copied out the payload of every large network put of this rank. Out
+// of line (see send_operation_alone).
+__device__ __noinline__ inline void wait_for_staged_puts(dcuda_state& gst, protocol::call call) {
   if (threadIdx.x == 0) {
     const std::uint32_t needed = gst.acks_awaited;
     std::uint32_t* acks = &gst.ctx->host_acks[gst.device_rank];
