@@ -2,7 +2,8 @@
 # The whole device run, the same in every session: build, all tests (GPU ones included), the GPU
 # tests again under compute-sanitizer (memcheck, racecheck), the example, the consumer project
 # and the benchmarks. Logs and benchmark JSON go to $OUT (default ./gpu-out):
-#   $OUT/gpu-check.log         everything printed
+#   $OUT/gpu-check.log         everything printed (gpu-check-<part>.log for DCUDA_CHECK_PART=<part>,
+#                              so that parts run one after another in one call keep their logs)
 #   $OUT/results/<bench>.json  benchmark results (copy them to bench/results/ and commit)
 # Usage on a lent GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
 # on the submitting machine (the device copy of the tree has no .git).
@@ -28,7 +29,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT/results"
-exec > >(tee "$OUT/gpu-check.log") 2>&1
+part="${DCUDA_CHECK_PART:-all}"
+log_name=gpu-check.log
+[ "$part" = all ] || log_name="gpu-check-$part.log"
+exec > >(tee "$OUT/$log_name") 2>&1
 export DCUDA_COMMIT="${DCUDA_COMMIT:-unknown}"
 status=0
 step() { echo; echo "=== $* === ($(date +%T))"; }
@@ -55,7 +59,6 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="
   >/dev/null && cmake --build build -j "$(nproc)" && cmake --install build >/dev/null || {
   echo "BUILD FAILED"; exit 1; }
 
-part="${DCUDA_CHECK_PART:-all}"
 if [ "$part" = apps ]; then
   app_steps=" ${DCUDA_APPS_STEPS:-tests scaling sanitizers} "
   if [[ "$app_steps" == *" tests "* ]]; then
