@@ -1,10 +1,9 @@
-// The stencil in dcuda (thesis 5.5): one persistent kernel per GPU; the GPU's lines (a row at
-// one level) are shared out evenly among its ranks (line_share.h), and each rank tells the ranks
-// next to it when its boundary rows are written, in whichever GPU they are. Windows of one GPU
-// overlap (every rank of the GPU gives the GPU's field as its window), so a neighbour on the same
-// GPU reads the rows where they were written and needs only the notification; only the two ranks
-// at a GPU's edge move data, over NVLink, while the other ranks compute. No rank waits for more
-// than its two neighbours: no device-wide synchronisation.
+// The stencil in dcuda (thesis 5.5): one persistent kernel per GPU; the GPU's rows are shared out
+// among its ranks, and each rank exchanges its boundary rows with the ranks that own the rows
+// next to them, in whichever GPU they are. Windows of one GPU overlap (every rank of the GPU
+// gives the GPU's field as its window), so a put to a rank of the same GPU copies nothing and
+// only notifies; only the two ranks at a GPU's edge move data, over NVLink, while the other ranks
+// compute. No rank waits for more than its two neighbours: no device-wide synchronisation.
 //
 //   mpirun -np 4 --bind-to none build/apps/stencil/stencil_dcuda [--nx 512 --ny 2048 --nz 64]
 
@@ -22,7 +21,6 @@
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
 #include "dcuda_run_figures.h"
-#include "line_share.h"
 #include "mpi_process.h"
 #include "rank_line.cuh"
 #include "rank_phase_clock.cuh"
@@ -63,29 +61,21 @@ struct stencil_data {
   std::uint64_t* phase_ns;  // null, or phase_count values per rank of this GPU (--phases 1)
 };
 
-// A rank's neighbours (apps/common/rank_line.cuh) and its share of the GPU's lines
-// (line_share.h: as even as a line, so a share may begin and end inside a row).
+// A rank's neighbours and rows (`first`..`end` of the GPU's part, apps/common/rank_line.cuh).
 struct rank_layout : rank_line {
-  line_share share;
-
-  __device__ bool on_this_gpu(int target) const { return gpu_of(target) == process; }
-  // Byte offset, in the window of `target` on the neighbouring GPU, of the halo plane it reads
-  // as our row `row`.
+  // Byte offset of our row `row` in the window of `target`: the same address when the target is
+  // on this GPU; the halo plane it reads as that row when it is on the neighbouring GPU.
   __device__ int offset_in(const grid_shape& g, int target, int row) const {
     return static_cast<int>(g.plane_start(row + (process - gpu_of(target)) * g.ny) *
                             sizeof(double));
   }
 };
 
-// Tells the neighbours that read the stage's boundary rows, at the step's levels, that they are
-// written; the tag names the direction the rows come from, as the receiver sees it.
-// - A neighbour on this GPU reads them where we wrote them (the windows of one GPU overlap):
-//   dcuda_notify, whose release covers the rank's stores after the block barrier.
-// - A neighbour on the next GPU gets them put into its halo plane (put_notify: data, then the
-//   tag). Only the GPU's first and last ranks have one, and their shares begin or end on a row
-//   boundary, so the row is whole: row 0 goes down, row ny - 1 up.
-// The block barrier ends the stage: the next one reads rows other threads wrote, and a rank
-// without neighbours to send to or wait for (one rank in all) makes no dcuda call in between.
+// Sends the stage's boundary rows, at the step's levels (contiguous in a row), to the neighbours
+// that read them (put_notify: data, then the tag; the tag names the direction the data comes
+// from, as the receiver sees it). The block barrier ends the stage: the next one reads rows
+// other threads wrote, and a rank without neighbours to send to or wait for (one rank in all)
+// makes no dcuda call in between.
 __device__ void send_halo(dcuda_state& gst, const rank_layout& me, const grid_shape& g,
                           point_block step, dcuda_win win, double* field,
                           halo_directions directions, int tag_going_down, int tag_going_up,
@@ -96,15 +86,12 @@ __device__ void send_halo(dcuda_state& gst, const rank_layout& me, const grid_sh
   const int level_offset = step.k_begin * g.nx;
   const int bytes = static_cast<int>((step.k_end - step.k_begin) * g.nx * sizeof(double));
   const int level_offset_bytes = static_cast<int>(level_offset * sizeof(double));
-  auto send = [&](int target, int row, int tag) {
-    if (me.on_this_gpu(target))
-      dcuda_notify(gst, target, DCUDA_COMM_WORLD, tag);
-    else
-      dcuda_put_notify(gst, win, target, me.offset_in(g, target, row) + level_offset_bytes, bytes,
-                       field + g.plane_start(row) + level_offset, tag);
-  };
-  if (directions.first_row_down && me.below >= 0) send(me.below, 0, tag_going_down);
-  if (directions.last_row_up && me.above >= 0) send(me.above, g.ny - 1, tag_going_up);
+  if (directions.first_row_down && me.below >= 0)
+    dcuda_put_notify(gst, win, me.below, me.offset_in(g, me.below, me.first) + level_offset_bytes,
+                     bytes, field + g.plane_start(me.first) + level_offset, tag_going_down);
+  if (directions.last_row_up && me.above >= 0)
+    dcuda_put_notify(gst, win, me.above, me.offset_in(g, me.above, me.end - 1) + level_offset_bytes,
+                     bytes, field + g.plane_start(me.end - 1) + level_offset, tag_going_up);
   clock.end(phase_send);
 }
 
@@ -131,8 +118,7 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   stencil_data* data;
   dcuda_get_data(gst, reinterpret_cast<void**>(&data));
   const grid_shape g = data->g;
-  const rank_line line = place_in_line(gst, g.ny, data->process);
-  const rank_layout me{line, line_share(g.ny, g.nz, line.local_rank, line.ranks_per_gpu)};
+  const rank_layout me{place_in_line(gst, g.ny, data->process)};
 
   const int window_bytes = static_cast<int>(g.field_size() * sizeof(double));
   dcuda_win field_window[2], lap_window, fly_window;
@@ -147,13 +133,7 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   // still in L2, where whole-grid stages would read it back from memory.
   const int step_levels = data->levels_per_step;
   auto step_at = [&](int k_begin) {
-    return point_block{0, g.ny, k_begin, min(k_begin + step_levels, g.nz)};
-  };
-  // A stage over the rank's points at the step's levels: one to three blocks of whole rows.
-  auto each_block = [&](point_block step, auto&& stage) {
-    point_block blocks[3];
-    const int count = me.share.blocks(step.k_begin, step.k_end, blocks);
-    for (int b = 0; b < count; ++b) stage(blocks[b]);
+    return point_block{me.first, me.end, k_begin, min(k_begin + step_levels, g.nz)};
   };
   rank_phase_clock clock;
   auto wait_for = [&](int neighbour, int tag) {
@@ -178,13 +158,13 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
     for (int k = 0; k < g.nz; k += step_levels) {
       const point_block step = step_at(k);
       wait_for_input_rows();
-      each_block(step, [&](point_block b) { rank_laplacian(g, in, data->lap, b); });
+      rank_laplacian(g, in, data->lap, step);
       send_halo(gst, me, g, step, lap_window, data->lap, lap_halo(), lap_from_above_tag, -1, clock);
       wait_for(me.above, lap_from_above_tag);
-      each_block(step, [&](point_block b) { rank_flux(g, data->lap, data->flx, data->fly, b); });
+      rank_flux(g, data->lap, data->flx, data->fly, step);
       send_halo(gst, me, g, step, fly_window, data->fly, fly_halo(), -1, fly_from_below_tag, clock);
       wait_for(me.below, fly_from_below_tag);
-      each_block(step, [&](point_block b) { rank_diffusion(g, in, data->flx, data->fly, out, b); });
+      rank_diffusion(g, in, data->flx, data->fly, out, step);
       send_halo(gst, me, g, step, field_window[next], out, out_halo(), out_from_above_tag,
                 out_from_below_tag, clock);
     }

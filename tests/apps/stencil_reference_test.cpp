@@ -6,7 +6,6 @@
 #include <set>
 #include <vector>
 
-#include "line_share.h"
 #include "point_walk.h"
 #include "stencil_app.h"
 #include "stencil_reference.h"
@@ -158,55 +157,4 @@ DCUDA_TEST(stencil_halo_messages_name_rows_and_neighbours) {
   DCUDA_CHECK_EQ(bottom_lap.receives[0].peer, 1);
   const halo_messages alone = messages_of(g, out_halo(), 0, 1);
   DCUDA_CHECK(alone.sends.empty() && alone.receives.empty());
-}
-
-// The dcuda ranks' shares of a GPU's lines (line_share.h): every line of every level in exactly
-// one share, shares at most one line apart, a row of every share at every level (so a rank reads
-// only its two neighbours' rows), whole rows at the GPU's edges; and a step's blocks hold exactly
-// the share's lines at the step's levels.
-DCUDA_TEST(stencil_line_shares_cover_every_line_once_evenly) {
-  struct case_shape {
-    int rows, levels, ranks;
-  };
-  for (case_shape c : {case_shape{2048, 64, 132}, case_shape{48, 4, 16}, case_shape{9, 7, 9},
-                       case_shape{10, 3, 4}, case_shape{5, 1, 5}, case_shape{7, 5, 1}}) {
-    std::vector<int> owner(static_cast<std::size_t>(c.rows) * c.levels, -1);
-    int smallest = 1 << 30, largest = 0;
-    for (int rank = 0; rank < c.ranks; ++rank) {
-      const line_share share(c.rows, c.levels, rank, c.ranks);
-      int lines = 0;
-      for (int k = 0; k < c.levels; ++k) {
-        const row_range rows = share.rows_at(k);
-        DCUDA_CHECK(rows.begin < rows.end);
-        if (rank == 0) DCUDA_CHECK_EQ(rows.begin, 0);
-        if (rank == c.ranks - 1) DCUDA_CHECK_EQ(rows.end, c.rows);
-        for (int j = rows.begin; j < rows.end; ++j) {
-          DCUDA_CHECK_EQ(owner[static_cast<std::size_t>(j) * c.levels + k], -1);
-          owner[static_cast<std::size_t>(j) * c.levels + k] = rank;
-          ++lines;
-        }
-      }
-      smallest = std::min(smallest, lines);
-      largest = std::max(largest, lines);
-      for (int step : {1, 2, 3, c.levels}) {
-        std::vector<int> seen(owner.size(), 0);
-        for (int k_begin = 0; k_begin < c.levels; k_begin += step) {
-          const int k_end = std::min(k_begin + step, c.levels);
-          point_block blocks[3];
-          const int count = share.blocks(k_begin, k_end, blocks);
-          DCUDA_CHECK(count >= 1 && count <= 3);
-          for (int b = 0; b < count; ++b) {
-            DCUDA_CHECK(blocks[b].k_begin >= k_begin && blocks[b].k_end <= k_end);
-            for (int j = blocks[b].j_begin; j < blocks[b].j_end; ++j)
-              for (int k = blocks[b].k_begin; k < blocks[b].k_end; ++k)
-                ++seen[static_cast<std::size_t>(j) * c.levels + k];
-          }
-        }
-        for (std::size_t line = 0; line < owner.size(); ++line)
-          DCUDA_CHECK_EQ(seen[line], owner[line] == rank ? 1 : 0);
-      }
-    }
-    for (int line_owner : owner) DCUDA_CHECK(line_owner >= 0);
-    DCUDA_CHECK(largest - smallest <= 1);
-  }
 }
