@@ -41,6 +41,17 @@ int select_device(const std::optional<int>& chosen, const process_group* group) 
   return device;
 }
 
+// Resident blocks to keep back from the ranks for the delivery agent, which the kernel runs
+// beside them when some rank is reached through the network (device/delivery_agent.cuh). Decides
+// the paths first (collective). Kept back unless every process reaches every other by the peer
+// path, an answer every process shares, so that every GPU of a uniform node runs as many ranks;
+// on a node of NVLink peers no block would run there (one SM of the GPU idle).
+int blocks_for_delivery_agent(process_group* group, int device, bool force_network) {
+  if (group == nullptr || group->layout().process_count < 2) return 0;
+  group->decide_paths(device, force_network);
+  return group->all_peers() ? 0 : 1;
+}
+
 world_shape shape_of(process_group* group, int device_ranks) {
   if (group == nullptr) return {device_ranks, device_ranks, 0, 1, 0};
   group->share_rank_counts(device_ranks);
@@ -167,19 +178,19 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       threads_per_rank_(threads_per_rank),
       group_(process_group::join_if_launched()),
       device_(select_device(settings.device, group_.get())),
-      launch_(plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device,
-                          group_ && group_->layout().process_count > 1 ? 1 : 0)),
+      launch_(
+          plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device,
+                      blocks_for_delivery_agent(group_.get(), device_, settings.force_network))),
       state_(shape_of(group_.get(), launch_.ranks), settings.report_wait_after_s) {
   const world_shape& shape = state_.shape();
   if (group_) {
-    group_->connect(device_, state_.device_notifications(), settings.force_network);
     state_.allocate_rings(group_->ring_layout());
     group_->share_rings(state_.ring_memory());
     state_.set_ring_taken(group_->ring_taken());
     // Every process must choose alike: all_peers is the same everywhere, the setting may not be.
     const bool through_hosts = group_->any_process(settings.host_world_barrier);
     if (group_->all_peers() && !through_hosts) state_.set_node_barrier(group_->board_out());
-    state_.set_rank_routes(group_->rank_routes());
+    state_.set_rank_routes(group_->rank_routes(state_.device_notifications()));
     if (shape.process_count >
         1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
       outgoing_staging_.emplace(staging_bytes);

@@ -1,9 +1,10 @@
 // How many ranks a GPU runs. Every rank must be resident at once (ranks wait for each other, so a
 // rank that waits for a free multiprocessor would deadlock): the count comes from the occupancy
 // of the user's kernel at the requested threads per rank, and the kernel is launched
-// cooperatively, which turns an oversized grid into an error instead of a hang. With several
-// processes one resident block is kept back for the delivery agent (device/delivery_agent.cuh),
-// which the kernel runs beside the ranks when some rank is reached through the network.
+// cooperatively, which turns an oversized grid into an error instead of a hang. Where some
+// process of the job is reached through the network, one resident block is kept back for the
+// delivery agent (device/delivery_agent.cuh), which the kernel runs beside the ranks; on a node
+// whose GPUs all reach each other by the peer path every resident block is a rank.
 #pragma once
 
 #include <optional>

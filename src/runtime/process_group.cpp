@@ -32,9 +32,7 @@ bootstrap::mpi_session& shared_mpi_session() {
 // What processes tell each other about themselves at dcuda_host_init.
 struct process_card {
   std::int32_t node;
-  std::int32_t ranks;
   std::int32_t force_network;
-  std::int32_t pad;
   char pci_bus_id[32];
 };
 
@@ -64,10 +62,9 @@ void process_group::share_rank_counts(int device_ranks) {
   ranks_ = bootstrap::exchange_rank_counts(MPI_COMM_WORLD, device_ranks);
 }
 
-void process_group::connect(int device, std::uint32_t* notification_counters, bool force_network) {
+void process_group::decide_paths(int device, bool force_network) {
   process_card mine{};
   mine.node = layout_.node_index;
-  mine.ranks = ranks_.ranks_of(layout_.process_index);
   mine.force_network = force_network ? 1 : 0;
   DCUDA_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.pci_bus_id, sizeof mine.pci_bus_id, device));
 
@@ -75,7 +72,6 @@ void process_group::connect(int device, std::uint32_t* notification_counters, bo
   DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
                                 MPI_COMM_WORLD));
   routes_.assign(cards.size(), protocol::route::network);
-  own_counters_ = notification_counters;
   gpu_names_.clear();
   nodes_.clear();
   for (std::size_t p = 0; p < cards.size(); ++p) {
@@ -234,7 +230,7 @@ std::vector<std::uint64_t*> process_group::board_out() const {
   return out;
 }
 
-std::vector<protocol::rank_route> process_group::rank_routes() const {
+std::vector<protocol::rank_route> process_group::rank_routes(std::uint32_t* own_counters) const {
   std::vector<protocol::rank_route> routes(static_cast<std::size_t>(ranks_.world_size()));
   const int me = layout_.process_index;
   for (int p = 0; p < layout_.process_count; ++p) {
@@ -242,7 +238,7 @@ std::vector<protocol::rank_route> process_group::rank_routes() const {
     for (int r = 0; r < ranks_.ranks_of(p); ++r) {
       protocol::rank_route& route = routes[static_cast<std::size_t>(ranks_.rank_start(p) + r)];
       route.path = static_cast<std::uint32_t>(routes_[static_cast<std::size_t>(p)]);
-      if (p == me) route.counters = own_counters_ + r * protocol::tag_count;
+      if (p == me) route.counters = own_counters + r * protocol::tag_count;
       if (memory != nullptr) {
         route.ring =
             memory + ring_layout(p).ring(static_cast<std::uint32_t>(r), ring_peer_index(p, me));

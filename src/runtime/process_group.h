@@ -29,14 +29,15 @@ class process_group {
   const bootstrap::process_layout& layout() const { return layout_; }
   MPI_Comm world() const { return MPI_COMM_WORLD; }
 
-  // Collective: every process says how many ranks it runs; world ranks follow process order.
-  void share_rank_counts(int device_ranks);
+  // Collective, first: tells every process which GPU this one runs (`device`) and decides the
+  // path to every other process: peer when both GPUs are on one node and can reach each other's
+  // memory, unless either process forces the network. Before the rank counts, because whether
+  // any path is the network decides them (a delivery agent's block, runtime/launch_config.h).
+  void decide_paths(int device, bool force_network);
 
-  // Collective, after share_rank_counts. Tells every process what this one runs (its GPU
-  // `device` and its notification counters) and decides the path to every other process: peer
-  // when both GPUs are on one node and can reach each other's memory, unless either process
-  // forces the network.
-  void connect(int device, std::uint32_t* notification_counters, bool force_network);
+  // Collective, after decide_paths: every process says how many ranks it runs; world ranks
+  // follow process order.
+  void share_rank_counts(int device_ranks);
 
   // Collective (dcuda_host_share_memory): every process names one device allocation (any pointer
   // into it) or none; each maps those of the processes it reaches by the peer path, now, before
@@ -46,16 +47,16 @@ class process_group {
   // is mapped in this one; null when it was not shared.
   char* shared_mapping(int process, std::uint64_t exporter_base) const;
 
-  // After connect: how this process's ring memory is laid out (protocol/peer_ring.h); no rings
-  // (peer_gpus 0) without other processes on the node.
+  // After share_rank_counts: how this process's ring memory is laid out (protocol/peer_ring.h); no
+  // rings (peer_gpus 0) without other processes on the node.
   protocol::ring_memory_layout ring_layout() const { return ring_layout(layout_.process_index); }
-  // Collective, after connect: exports this process's ring memory (null: none) and maps that of
-  // the processes reached by the peer path.
+  // Collective, after share_rank_counts: exports this process's ring memory (null: none) and maps
+  // that of the processes reached by the peer path.
   void share_rings(char* ring_memory);
   // After share_rings: per ring of this process's ranks (per other process of the node, in
   // process order), where its rank 0 publishes how far it has taken it (null: not reached).
   std::vector<std::uint32_t*> ring_taken() const;
-  // After connect: whether every process of the job reaches every other by the peer path (one
+  // After decide_paths: whether every process of the job reaches every other by the peer path (one
   // node, peer stores everywhere): then barriers of DCUDA_COMM_WORLD can meet on the GPUs
   // (protocol/node_barrier.h). The same answer in every process.
   bool all_peers() const;
@@ -70,20 +71,20 @@ class process_group {
   protocol::route route_to_process(int process) const {
     return routes_[static_cast<std::size_t>(process)];
   }
-  // One entry per world rank (protocol/routes.h), for the device.
-  std::vector<protocol::rank_route> rank_routes() const;
+  // One entry per world rank (protocol/routes.h), for the device; this GPU's ranks count their
+  // notifications in `own_counters` (tag_count per rank).
+  std::vector<protocol::rank_route> rank_routes(std::uint32_t* own_counters) const;
   // One line per other process: its node, its GPU, its ranks and the path to it.
   std::string describe_paths() const;
 
  private:
   bootstrap::process_layout layout_;
   bootstrap::rank_layout ranks_;
-  std::vector<protocol::route> routes_;    // per process
-  std::uint32_t* own_counters_ = nullptr;  // this GPU's notification counters
-  std::vector<char*> ring_memory_;         // per process, in this GPU's address space (or null)
-  std::vector<std::string> gpu_names_;     // per process: "GPU <bus id>"
-  std::vector<int> nodes_;                 // per process
-  std::vector<std::uint8_t> peers_;        // [process][process]: both chose the peer path
+  std::vector<protocol::route> routes_;  // per process
+  std::vector<char*> ring_memory_;       // per process, in this GPU's address space (or null)
+  std::vector<std::string> gpu_names_;   // per process: "GPU <bus id>"
+  std::vector<int> nodes_;               // per process
+  std::vector<std::uint8_t> peers_;      // [process][process]: both chose the peer path
   peer_mappings mapped_rings_;
 
   // What exchange_exports returns for one process: the allocation it offered, mapped into this

@@ -134,6 +134,60 @@ DCUDA_TEST(rank_info_and_communicators_span_every_process) {
   DCUDA_CHECK_EQ(data.count_errors, 0);
 }
 
+// ---- how many ranks a GPU runs ----
+
+struct fill_data {
+  int ranks_ran;           // this process's ranks that got through
+  int notifications_seen;  // from the previous world rank, counted by the receivers
+};
+
+// Every rank notifies the next world rank (the last one wraps to rank 0) and waits for its
+// predecessor: the GPU's last rank, on the multiprocessor a delivery agent would take, talks to
+// the next GPU's first.
+__global__ void notify_the_next_rank_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  fill_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int world_rank = 0, world_size = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &world_size);
+  constexpr int tag = 7;
+  dcuda_notify(gst, (world_rank + 1) % world_size, DCUDA_COMM_WORLD, tag);
+  dcuda_wait_notifications(gst, tag, 1);
+  if (threadIdx.x == 0) {
+    atomicAdd(&run->ranks_ran, 1);
+    atomicAdd(&run->notifications_seen, 1);
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
+  dcuda_gpu_finish(gst);
+}
+
+// Without a cap, a GPU runs a rank on every resident block, less the one kept for the delivery
+// agent only where some process is reached through the network (DCUDA_FORCE_NETWORK=1 here);
+// on the peer path that block's multiprocessor would otherwise stay idle.
+DCUDA_TEST(every_resident_block_is_a_rank_unless_the_network_needs_an_agent) {
+  constexpr int threads = 1024;
+  const char* forced = std::getenv("DCUDA_FORCE_NETWORK");
+  const bool network = forced != nullptr && std::string(forced) == "1";
+  const int resident = gpu_test::resident_ranks(notify_the_next_rank_kernel, threads);
+
+  fill_data data{};
+  dcuda_host_context_handle context = nullptr;
+  std::string program = "multi_gpu_tests";
+  char* argv[] = {program.data(), nullptr};
+  dcuda_host_init(1, argv, &context, notify_the_next_rank_kernel, threads);
+  dcuda_rank_info info{};
+  dcuda_host_get_rank_info(context, &info);
+  dcuda_host_run(context, &data, sizeof data);
+  dcuda_host_finish(context);
+
+  DCUDA_CHECK_EQ(info.rank_responsible, network ? resident - 1 : resident);
+  DCUDA_CHECK_EQ(info.rank_count, mpi_test::process_count() * info.rank_responsible);
+  DCUDA_CHECK_EQ(data.ranks_ran, info.rank_responsible);
+  DCUDA_CHECK_EQ(data.notifications_seen, info.rank_responsible);
+}
+
 // Where a rank is, and its partners: the rank with the same index on the next GPU (its target)
 // and on the previous one (its source), all processes running the same rank count.
 struct place {
