@@ -47,9 +47,9 @@ int select_device(const std::optional<int>& chosen, const process_group* group) 
 // path, an answer every process shares, so that every GPU of a uniform node runs as many ranks;
 // on a node of NVLink peers no block would run there (one SM of the GPU idle).
 int blocks_for_delivery_agent(process_group* group, int device, bool force_network) {
-  if (group == nullptr || group->layout().process_count < 2) return 0;
+  if (group == nullptr) return 0;
   group->decide_paths(device, force_network);
-  return group->all_peers() ? 0 : 1;
+  return group->layout().process_count > 1 && !group->all_peers() ? 1 : 0;
 }
 
 world_shape shape_of(process_group* group, int device_ranks) {

@@ -144,7 +144,7 @@ struct fill_data {
 // Every rank notifies the next world rank (the last one wraps to rank 0) and waits for its
 // predecessor: the GPU's last rank, on the multiprocessor a delivery agent would take, talks to
 // the next GPU's first.
-__global__ void notify_the_next_rank_kernel(dcuda_context_handle dcuda) {
+__global__ void __launch_bounds__(1024) notify_the_next_rank_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
   fill_data* run = nullptr;
