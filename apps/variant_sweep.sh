@@ -15,9 +15,16 @@ mpirun_command=(mpirun --allow-run-as-root --bind-to none --oversubscribe
 index=0
 for variant in "$@"; do
   flags=""
-  [ "$variant" = default ] || flags="-D${variant//,/ -D}"
+  definitions=()
+  if [ "$variant" != default ]; then
+    flags="-D${variant//,/ -D}"
+    # Also as CMake variables, for shapes the build itself follows (STENCIL_RANKS_PER_SM).
+    IFS=, read -r -a definitions <<< "$variant"
+    definitions=("${definitions[@]/#/-D}")
+  fi
   (cmake -S . -B "build-variant-$app-$index" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-     -DDCUDA_BUILD_BENCH=OFF -DDCUDA_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null &&
+     -DDCUDA_BUILD_BENCH=OFF -DDCUDA_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" \
+     "${definitions[@]}" >/dev/null &&
    cmake --build "build-variant-$app-$index" -j 16 --target "${app}_dcuda" "${app}_nccl" \
      >/dev/null) &
   index=$((index + 1))

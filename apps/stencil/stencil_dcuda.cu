@@ -25,16 +25,19 @@
 #include "rank_line.cuh"
 #include "rank_phase_clock.cuh"
 #include "stencil_app.h"
-#include "stencil_kernels.cuh"
+#include "point_walk.h"
+#include "stencil_rank_stages.h"
 #include "stencil_reference.h"
 
 namespace {
 
 using namespace stencil;
 
-// A rank is a block of 1024 threads, one per SM; STENCIL_THREADS_PER_RANK and
-// STENCIL_RANKS_PER_SM build other shapes (the second asks the compiler for registers that let
-// that many ranks share an SM; docs/case-studies.md: occupancy; apps/variant_sweep.sh).
+// A rank is a block of 1024 threads, one per SM. The CMake variable STENCIL_RANKS_PER_SM=2 builds
+// two per SM, with 32 registers a thread for the kernel and for the stages
+// (apps/stencil/CMakeLists.txt; docs/case-studies.md: occupancy; apps/variant_sweep.sh).
+// STENCIL_THREADS_PER_RANK builds other rank sizes (an experiment: the stages' register limit
+// assumes 1024 threads).
 #ifndef STENCIL_THREADS_PER_RANK
 #define STENCIL_THREADS_PER_RANK 1024
 #endif
@@ -95,22 +98,6 @@ __device__ void send_halo(dcuda_state& gst, const rank_layout& me, const grid_sh
   clock.end(phase_send);
 }
 
-// The stages of a rank, each a function of its own: the kernel's dcuda calls keep many values
-// live, and inlined into it the point loops would spill with them (64 registers per thread at
-// 1024 threads); called, they get the registers to themselves.
-__device__ __noinline__ void rank_laplacian(const grid_shape g, const double* in, double* lap,
-                                            point_block step) {
-  laplacian_rows(g, in, lap, step, threadIdx.x, blockDim.x);
-}
-__device__ __noinline__ void rank_flux(const grid_shape g, const double* lap, double* flx,
-                                       double* fly, point_block step) {
-  flux_rows(g, lap, flx, fly, step, threadIdx.x, blockDim.x);
-}
-__device__ __noinline__ void rank_diffusion(const grid_shape g, const double* in, const double* flx,
-                                            const double* fly, double* out, point_block step) {
-  diffusion_rows(g, in, flx, fly, out, step, threadIdx.x, blockDim.x);
-}
-
 __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
     stencil_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
@@ -153,18 +140,17 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
 
   auto iteration = [&](int t) {
     const int now = t & 1, next = now ^ 1;
-    const double* in = data->field[now];
     double* out = data->field[next];
     for (int k = 0; k < g.nz; k += step_levels) {
       const point_block step = step_at(k);
       wait_for_input_rows();
-      rank_laplacian(g, in, data->lap, step);
+      rank_laplacian(now, step.k_begin, step.k_end);
       send_halo(gst, me, g, step, lap_window, data->lap, lap_halo(), lap_from_above_tag, -1, clock);
       wait_for(me.above, lap_from_above_tag);
-      rank_flux(g, data->lap, data->flx, data->fly, step);
+      rank_flux(step.k_begin, step.k_end);
       send_halo(gst, me, g, step, fly_window, data->fly, fly_halo(), -1, fly_from_below_tag, clock);
       wait_for(me.below, fly_from_below_tag);
-      rank_diffusion(g, in, data->flx, data->fly, out, step);
+      rank_diffusion(now, step.k_begin, step.k_end);
       send_halo(gst, me, g, step, field_window[next], out, out_halo(), out_from_above_tag,
                 out_from_below_tag, clock);
     }
@@ -242,6 +228,13 @@ int run(int argc, char** argv) {
                       setup.iterations,
                       step_levels,
                       phases ? phase_ns.get() : nullptr};
+    // The stages read the grid and the fields from constant memory (stencil_rank_stages.h).
+    set_rank_stage_data({g,
+                         {fields.field_a.get(), fields.field_b.get()},
+                         fields.lap.get(),
+                         fields.flx.get(),
+                         fields.fly.get(),
+                         info.rank_responsible});
     status = each_run(
         options, [&] { fields.load_input(setup, info.process_index); },
         [&] {
