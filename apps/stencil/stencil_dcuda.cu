@@ -33,16 +33,17 @@ namespace {
 
 using namespace stencil;
 
-// A rank is a block of 1024 threads, one per SM. The CMake variable STENCIL_RANKS_PER_SM=2 builds
-// two per SM, with 32 registers a thread for the kernel and for the stages
-// (apps/stencil/CMakeLists.txt; docs/case-studies.md: occupancy; apps/variant_sweep.sh).
+// A rank is a block of 1024 threads, two per SM: 32 registers a thread for the kernel and for the
+// stages, and the SM's full 64 warps for the bandwidth-bound point loops. The CMake variable
+// STENCIL_RANKS_PER_SM=1 builds one per SM (apps/stencil/CMakeLists.txt; docs/case-studies.md:
+// occupancy; apps/variant_sweep.sh).
 // STENCIL_THREADS_PER_RANK builds other rank sizes (an experiment: the stages' register limit
 // assumes 1024 threads).
 #ifndef STENCIL_THREADS_PER_RANK
 #define STENCIL_THREADS_PER_RANK 1024
 #endif
 #ifndef STENCIL_RANKS_PER_SM
-#define STENCIL_RANKS_PER_SM 1
+#define STENCIL_RANKS_PER_SM 2
 #endif
 constexpr int threads_per_rank = STENCIL_THREADS_PER_RANK;
 
