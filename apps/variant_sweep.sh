@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A case study's dcuda version built in other rank shapes, beside its NCCL baseline
 # (docs/case-studies.md, "Why dcuda loses"). Each variant is a comma-separated list of the
-# program's shape macros, e.g. STENCIL_RANKS_PER_SM=2 or
+# program's shape macros, e.g. STENCIL_RANKS_PER_SM=1 or
 # PARTICLES_THREADS_PER_RANK=512,PARTICLES_RANKS_PER_SM=1; "default" builds none. Each is built in
 # build-variant-<app>-<n>/ and run on 1 GPU and on every GPU with --phases 1 (where its ranks' time
 # goes), 50 iterations. DCUDA_RANKS_PER_DEVICE, when set, is passed on.
-#   apps/variant_sweep.sh stencil default STENCIL_RANKS_PER_SM=2
+#   apps/variant_sweep.sh stencil default STENCIL_RANKS_PER_SM=1
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 app=$1; shift
