@@ -13,7 +13,6 @@
 #define DCUDA_CALLS_OUT_OF_LINE
 
 #include <climits>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -108,15 +107,6 @@ __global__ void __launch_bounds__(threads_per_rank, STENCIL_RANKS_PER_SM)
   dcuda_get_data(gst, reinterpret_cast<void**>(&data));
   const grid_shape g = data->g;
   const rank_layout me{place_in_line(gst, g.ny, data->process)};
-  // The stages find their rows from blockIdx.x on their own (stencil_rank_stages.h): they must be
-  // the rows this rank exchanges, or the halos would land beside the rows computed.
-  const point_block stage_rows = rank_stage_block(0, g.nz);
-  if (stage_rows.j_begin != me.first || stage_rows.j_end != me.end) {
-    if (threadIdx.x == 0)
-      printf("stencil_dcuda: rank %d: the stages take rows %d..%d, place_in_line gives %d..%d\n",
-             me.local_rank, stage_rows.j_begin, stage_rows.j_end - 1, me.first, me.end - 1);
-    __trap();
-  }
 
   const int window_bytes = static_cast<int>(g.field_size() * sizeof(double));
   dcuda_win field_window[2], lap_window, fly_window;

@@ -24,10 +24,6 @@ __device__ __forceinline__ point_block rank_block(int k_begin, int k_end) {
 
 }  // namespace
 
-__device__ point_block rank_stage_block(int k_begin, int k_end) {
-  return rank_block(k_begin, k_end);
-}
-
 void set_rank_stage_data(const rank_stage_data& data) {
   const cudaError_t status = cudaMemcpyToSymbol(stage_data_bytes, &data, sizeof data);
   if (status != cudaSuccess)

@@ -14,7 +14,6 @@
 // (apps/common/rank_line.cuh; docs/api.md: the DCUDA_COMM_DEVICE rank is blockIdx.x).
 #pragma once
 
-#include "point_walk.h"
 #include "stencil_problem.h"
 
 namespace stencil {
@@ -31,10 +30,6 @@ struct rank_stage_data {
 
 // Host: copies `data` into the stages' constant memory (cudaMemcpyToSymbol), on the current GPU.
 void set_rank_stage_data(const rank_stage_data& data);
-
-// Device: the rows the stages take for this rank, at levels k_begin..k_end-1 (the kernel checks
-// them against place_in_line's once, so that a change to either cannot go unnoticed).
-__device__ point_block rank_stage_block(int k_begin, int k_end);
 
 // Device, called by every thread of a rank: the stage at levels k_begin..k_end-1 of the rank's
 // rows. `now` is the iteration's parity: the stages read field[now], the last writes
