@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "cuda_resources.h"
+#include "dcuda_arguments.h"
 #include "dcuda_device.cu.h"
 #include "dcuda_host.h"
 #include "dcuda_run_figures.h"
@@ -194,12 +195,17 @@ int run(int argc, char** argv) {
   // MPI first, so that the result check and the report can use it also when the program runs as
   // one process without mpirun (dcuda_host_init then finds it initialised and uses it).
   mpi_session session(argc, argv, false);
-  dcuda_host_context_handle dcuda;
-  dcuda_host_init(argc, argv, &dcuda, particles_kernel, threads_per_rank);
-  dcuda_rank_info info;
-  dcuda_host_get_rank_info(dcuda, &info);
   const app_options options = parse_options(argc, argv, "particles_dcuda");
   const run_setup setup = setup_from(options);
+  // A rank per segment at most: with more ranks than segments some would own none. Unless the
+  // user sets the rank count, it is capped at the segments per GPU (the GPU's resident blocks
+  // still bound it): at the default size, 416 ranks of 256 threads on an H200 (528 fit), a
+  // segment each, the shape of the baselines' one wave of blocks.
+  dcuda_arguments arguments(argc, argv, setup.segments);
+  dcuda_host_context_handle dcuda;
+  dcuda_host_init(arguments.argc(), arguments.argv(), &dcuda, particles_kernel, threads_per_rank);
+  dcuda_rank_info info;
+  dcuda_host_get_rank_info(dcuda, &info);
 
   require_equal_ranks_per_gpu(info.rank_responsible);
   if (setup.segments < info.rank_responsible)

@@ -25,9 +25,19 @@ __device__ inline void record_error(run_error* error, error_kind kind, int segme
 // Positions of the neighbourhood pass through shared memory in tiles; each thread holds up to
 // particles_per_thread particles of the segment at once, so one pass over the neighbourhood serves
 // blockDim.x * particles_per_thread of them (a segment of the default size, about 990, in one pass
-// with 512 or 1024 threads).
+// with 512 threads holding 2 each, or 256 threads holding 4). The force loop is bound by the
+// latency of its dependent double operations, not by their throughput: the particles a thread
+// holds are independent chains, so holding more lets fewer threads cover a segment in one pass.
+// PARTICLES_PER_THREAD builds another count, for every version alike.
+#ifndef PARTICLES_PER_THREAD
+#define PARTICLES_PER_THREAD 2
+#endif
 constexpr int tile_size = 1024;
-constexpr int particles_per_thread = 2;
+constexpr int particles_per_thread = PARTICLES_PER_THREAD;
+// Where a thread's slot past the segment's end puts its stand-in: every pair with it is farther
+// apart than the cutoff, so its force adds exactly zero, and every slot of the thread runs the
+// same instructions (no branch per slot inside the force loop).
+constexpr double far_away = 1e100;
 
 // Stable block-wide compaction into three lists: each thread passes its particle's list (0, 1, 2,
 // or -1 for none) and gets the particle's place among the block's particles of that list, in
@@ -71,16 +81,17 @@ __device__ inline void move_segment(const stores& st, int s, const motion& m, ru
   int filled[3] = {0, 0, 0};
   const int threads = static_cast<int>(blockDim.x);
   for (int first = 0; first < n; first += threads * particles_per_thread) {
-    particle p[particles_per_thread];
+    double x[particles_per_thread], y[particles_per_thread];
     double fx[particles_per_thread], fy[particles_per_thread];
-    int held = 0;
+    int held = 0;  // slots 0..held-1 of this thread hold particles of the segment
 #pragma unroll
     for (int q = 0; q < particles_per_thread; ++q) {
       const int i = first + q * threads + static_cast<int>(threadIdx.x);
       fx[q] = fy[q] = 0;
-      p[q] = particle{};
+      x[q] = y[q] = far_away;
       if (i < n) {
-        p[q] = own[i];
+        x[q] = own[i].x;
+        y[q] = own[i].y;
         held = q + 1;
       }
     }
@@ -93,29 +104,25 @@ __device__ inline void move_segment(const stores& st, int s, const motion& m, ru
         for (int k = static_cast<int>(threadIdx.x); k < length; k += threads)
           tile[k] = make_double2(others[start + k].x, others[start + k].y);
         __syncthreads();
-        if (held == 2) {
+        if (held > 0) {
 #pragma unroll 4
           for (int k = 0; k < length; ++k) {
             const double2 o = tile[k];
-            add_force(p[0].x, p[0].y, o.x, o.y, fx[0], fy[0]);
-            add_force(p[1].x, p[1].y, o.x, o.y, fx[1], fy[1]);
-          }
-        } else if (held == 1) {
-#pragma unroll 4
-          for (int k = 0; k < length; ++k) {
-            const double2 o = tile[k];
-            add_force(p[0].x, p[0].y, o.x, o.y, fx[0], fy[0]);
+#pragma unroll
+            for (int q = 0; q < particles_per_thread; ++q)
+              add_force(x[q], y[q], o.x, o.y, fx[q], fy[q]);
           }
         }
       }
     }
-    static_assert(particles_per_thread == 2, "the force loops above hold two particles");
     const int global_segment = m.first_segment + s;
     for (int q = 0; q < particles_per_thread; ++q) {
       int list = -1;
       particle moved{};
       if (q < held) {
-        moved = advanced(p[q], fx[q], fy[q], m.whole);
+        // The current store is not written during the move: the particle is the one loaded above.
+        moved = advanced(own[first + q * threads + static_cast<int>(threadIdx.x)], fx[q], fy[q],
+                         m.whole);
         direction d = direction_of(global_segment, segment_of(moved.y, m.whole));
         if (d == direction::too_far) {  // kept in its segment; the run ends with the error
           record_error(error, error_kind::too_far, global_segment, moved.id);
@@ -158,11 +165,14 @@ __device__ inline void migrate_segment(const stores& st, int s, int first_segmen
   if (threadIdx.x == 0) st.current.count(s) = kept;
 }
 
-// The baselines' kernels: one block per segment of the GPU.
-__global__ void move_kernel(stores st, motion m, run_error* error) {
+// The baselines' kernels: one block per segment of the GPU, of up to 1024 threads (--threads),
+// so at most 64 registers per thread: four particles per thread would take 79 and leave room for
+// three blocks of 256 threads per SM instead of four.
+__global__ void __launch_bounds__(1024) move_kernel(stores st, motion m, run_error* error) {
   move_segment(st, static_cast<int>(blockIdx.x), m, error);
 }
-__global__ void migrate_kernel(stores st, int first_segment, run_error* error) {
+__global__ void __launch_bounds__(1024)
+    migrate_kernel(stores st, int first_segment, run_error* error) {
   migrate_segment(st, static_cast<int>(blockIdx.x), first_segment, error);
 }
 
