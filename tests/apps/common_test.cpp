@@ -1,7 +1,9 @@
 // The case studies' shared host code: the command line and the result line.
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "dcuda_arguments.h"
 #include "options.h"
 #include "result.h"
 #include "test_main.h"
@@ -61,4 +63,35 @@ DCUDA_TEST(app_result_json_carries_every_field) {
                              "\"ranks_per_gpu\": 131, \"iterations\": 100, \"time_ms\": 12.5, "
                              "\"comm_ms\": -1, \"check\": \"passed\", \"max_error\": 0, "
                              "\"tolerance\": 1e-10, \"parameters\": \"nx=\\\"512\\\"\"}"));
+}
+
+// The user's rank count, by setting or argument, wins over the application's limit.
+DCUDA_TEST(dcuda_arguments_add_the_application_rank_limit_unless_the_user_set_one) {
+  const char* saved = std::getenv("DCUDA_RANKS_PER_DEVICE");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  unsetenv("DCUDA_RANKS_PER_DEVICE");
+
+  const char* plain[] = {"prog", "--segments", "32"};
+  dcuda_arguments limited(3, const_cast<char**>(plain), 32);
+  DCUDA_CHECK_EQ(limited.argc(), 4);
+  DCUDA_CHECK_EQ(std::string(limited.argv()[0]), std::string("prog"));
+  DCUDA_CHECK_EQ(std::string(limited.argv()[2]), std::string("32"));
+  DCUDA_CHECK_EQ(std::string(limited.argv()[3]), std::string("--dcuda-ranks-per-device=32"));
+  DCUDA_CHECK(limited.argv()[4] == nullptr);
+
+  const char* chosen[] = {"prog", "--dcuda-ranks-per-device=8", "--segments", "32"};
+  dcuda_arguments by_argument(4, const_cast<char**>(chosen), 32);
+  DCUDA_CHECK_EQ(by_argument.argc(), 4);
+  DCUDA_CHECK_EQ(std::string(by_argument.argv()[1]), std::string("--dcuda-ranks-per-device=8"));
+  DCUDA_CHECK(by_argument.argv()[4] == nullptr);
+
+  setenv("DCUDA_RANKS_PER_DEVICE", "8", 1);
+  dcuda_arguments by_setting(3, const_cast<char**>(plain), 32);
+  DCUDA_CHECK_EQ(by_setting.argc(), 3);
+  DCUDA_CHECK(by_setting.argv()[3] == nullptr);
+
+  if (saved != nullptr)
+    setenv("DCUDA_RANKS_PER_DEVICE", saved_value.c_str(), 1);
+  else
+    unsetenv("DCUDA_RANKS_PER_DEVICE");
 }
