@@ -24,6 +24,9 @@ app_options parse_options(int argc, char** argv, const char* program) {
            {"particles", 410600, "particles per GPU; the box has particles * GPUs"},
            {"capacity", 0, "particle slots per segment (0: three times the mean count)"}},
           {{"threads", 512, "baselines: threads per block (one block per segment)"},
+           {"blocks", 0,
+            "baselines: 0 = a block per segment; N = N blocks, each owning a run of segments as "
+            "a dcuda rank does (an experiment)"},
            {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}}));
 }
 

@@ -39,6 +39,14 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
                                 " must be a multiple of 32 in 32.." + std::to_string(most) +
                                 " (the move kernel's registers allow no more)");
 
+  const int owning_blocks = options.get_int("blocks");
+  if (owning_blocks < 0 || owning_blocks > setup.segments)
+    throw std::invalid_argument("--blocks " + std::to_string(owning_blocks) +
+                                " must be 0 (a block per segment) or 1.." +
+                                std::to_string(setup.segments) + " (the segments per GPU)");
+  const bool owned_by_blocks = owning_blocks > 0;
+  const int blocks = owned_by_blocks ? owning_blocks : setup.segments;
+
   device_particles state(setup, session.rank(), session.size());
   const stores st = state.views();
   const motion m{setup.whole(session.size()), session.rank() * setup.segments};
@@ -46,11 +54,12 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   auto exchange = make_exchange(session, state, stream.get());
 
   auto iteration = [&] {
-    move_kernel<<<setup.segments, threads, 0, stream.get()>>>(st, m, state.error.get());
+    move_kernel<<<blocks, threads, 0, stream.get()>>>(st, m, setup.segments, owned_by_blocks,
+                                                      state.error.get());
     APP_CUDA(cudaGetLastError());
     exchange.exchange(exchange_kind::migrants);
-    migrate_kernel<<<setup.segments, threads, 0, stream.get()>>>(st, m.first_segment,
-                                                                 state.error.get());
+    migrate_kernel<<<blocks, threads, 0, stream.get()>>>(st, m.first_segment, setup.segments,
+                                                         owned_by_blocks, state.error.get());
     APP_CUDA(cudaGetLastError());
     exchange.exchange(exchange_kind::ghosts);
   };
