@@ -54,12 +54,18 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   auto exchange = make_exchange(session, state, stream.get());
 
   auto iteration = [&] {
-    move_kernel<<<blocks, threads, 0, stream.get()>>>(st, m, setup.segments, owned_by_blocks,
-                                                      state.error.get());
+    if (owned_by_blocks)
+      move_shares_kernel<<<blocks, threads, 0, stream.get()>>>(st, m, setup.segments,
+                                                               state.error.get());
+    else
+      move_kernel<<<blocks, threads, 0, stream.get()>>>(st, m, state.error.get());
     APP_CUDA(cudaGetLastError());
     exchange.exchange(exchange_kind::migrants);
-    migrate_kernel<<<blocks, threads, 0, stream.get()>>>(st, m.first_segment, setup.segments,
-                                                         owned_by_blocks, state.error.get());
+    if (owned_by_blocks)
+      migrate_shares_kernel<<<blocks, threads, 0, stream.get()>>>(
+          st, m.first_segment, setup.segments, state.error.get());
+    else
+      migrate_kernel<<<blocks, threads, 0, stream.get()>>>(st, m.first_segment, state.error.get());
     APP_CUDA(cudaGetLastError());
     exchange.exchange(exchange_kind::ghosts);
   };

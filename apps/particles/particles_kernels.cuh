@@ -165,30 +165,37 @@ __device__ inline void migrate_segment(const stores& st, int s, int first_segmen
   if (threadIdx.x == 0) st.current.count(s) = kept;
 }
 
-// The baselines' kernels: by default one block per segment of the GPU (the hardware hands the
-// blocks to SMs as they free up). With `owned_by_blocks` (--blocks N, an experiment) there are
-// N blocks and block b moves segments b*S/N .. (b+1)*S/N - 1, the share dcuda's rank b owns: a
-// rank's static share without dcuda. Blocks of up to 1024 threads (--threads), so at most 64
-// registers per thread: four particles per thread would take 79 and leave room for three blocks
-// of 256 threads per SM instead of four.
-struct segment_share {
-  int first, end;
-};
-__device__ inline segment_share share_of_block(int segments, bool owned_by_blocks) {
-  const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
-  if (!owned_by_blocks) return {block, block + 1};
-  return {static_cast<int>(static_cast<long long>(block) * segments / blocks),
-          static_cast<int>(static_cast<long long>(block + 1) * segments / blocks)};
+// The baselines' kernels: one block per segment of the GPU (the hardware hands the blocks to
+// SMs as they free up), of up to 1024 threads (--threads), so at most 64 registers per thread:
+// four particles per thread would take 79 and leave room for three blocks of 256 threads per SM
+// instead of four.
+__global__ void __launch_bounds__(1024) move_kernel(stores st, motion m, run_error* error) {
+  move_segment(st, static_cast<int>(blockIdx.x), m, error);
 }
 __global__ void __launch_bounds__(1024)
-    move_kernel(stores st, motion m, int segments, bool owned_by_blocks, run_error* error) {
-  const segment_share share = share_of_block(segments, owned_by_blocks);
-  for (int s = share.first; s < share.end; ++s) move_segment(st, s, m, error);
+    migrate_kernel(stores st, int first_segment, run_error* error) {
+  migrate_segment(st, static_cast<int>(blockIdx.x), first_segment, error);
 }
-__global__ void __launch_bounds__(1024) migrate_kernel(stores st, int first_segment, int segments,
-                                                       bool owned_by_blocks, run_error* error) {
-  const segment_share share = share_of_block(segments, owned_by_blocks);
-  for (int s = share.first; s < share.end; ++s) migrate_segment(st, s, first_segment, error);
+
+// An experiment (--blocks N): N blocks, block b moving segments b*S/N .. (b+1)*S/N - 1, the share
+// dcuda's rank b owns: a rank's static share without dcuda. Kernels of their own, so that the
+// default ones above compile as they would without the experiment (a loop around move_segment
+// in move_kernel made the default 10% slower).
+__device__ inline int first_of_share(int block, int blocks, int segments) {
+  return static_cast<int>(static_cast<long long>(block) * segments / blocks);
+}
+__global__ void __launch_bounds__(1024)
+    move_shares_kernel(stores st, motion m, int segments, run_error* error) {
+  const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+  const int end = first_of_share(block + 1, blocks, segments);
+  for (int s = first_of_share(block, blocks, segments); s < end; ++s) move_segment(st, s, m, error);
+}
+__global__ void __launch_bounds__(1024)
+    migrate_shares_kernel(stores st, int first_segment, int segments, run_error* error) {
+  const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+  const int end = first_of_share(block + 1, blocks, segments);
+  for (int s = first_of_share(block, blocks, segments); s < end; ++s)
+    migrate_segment(st, s, first_segment, error);
 }
 
 }  // namespace particles
