@@ -25,10 +25,9 @@ __device__ inline void record_error(run_error* error, error_kind kind, int segme
 // Positions of the neighbourhood pass through shared memory in tiles; each thread holds up to
 // particles_per_thread particles of the segment at once, so one pass over the neighbourhood serves
 // blockDim.x * particles_per_thread of them (a segment of the default size, about 990, in one pass
-// with 512 threads holding 2 each, or 256 threads holding 4). The force loop is bound by the
-// latency of its dependent double operations, not by their throughput: the particles a thread
-// holds are independent chains, so holding more lets fewer threads cover a segment in one pass.
-// PARTICLES_PER_THREAD builds another count, for every version alike.
+// with 512 threads holding 2 each, or 256 threads holding 4). PARTICLES_PER_THREAD builds
+// another count, for every version alike; four in 256-thread blocks was measured slower than two
+// in 512-thread blocks for every version (docs/case-studies.md, "The particles' last warp").
 #ifndef PARTICLES_PER_THREAD
 #define PARTICLES_PER_THREAD 2
 #endif
