@@ -198,9 +198,9 @@ int run(int argc, char** argv) {
   const app_options options = parse_options(argc, argv, "particles_dcuda");
   const run_setup setup = setup_from(options);
   // A rank per segment at most: with more ranks than segments some would own none. Unless the
-  // user sets the rank count, it is capped at the segments per GPU (the GPU's resident blocks
-  // still bound it): at the default size, 416 ranks of 256 threads on an H200 (528 fit), a
-  // segment each, the shape of the baselines' one wave of blocks.
+  // user sets the rank count, it is capped at the segments per GPU; the GPU's resident blocks
+  // still bound it (at the default size 264 ranks on an H200, below the 416 segments, so the cap
+  // matters for small problems such as apps/particles/small.args, 32 segments).
   dcuda_arguments arguments(argc, argv, setup.segments);
   dcuda_host_context_handle dcuda;
   dcuda_host_init(arguments.argc(), arguments.argv(), &dcuda, particles_kernel, threads_per_rank);
