@@ -8,6 +8,8 @@
 # Usage on a lent GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
 # on the submitting machine (the device copy of the tree has no .git).
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
+# DCUDA_TESTS_REGEX=<regex> gives ctest -R: only the tests it matches, then the sanitizer runs
+# (when a full run already passed and only a few tests changed).
 # DCUDA_CHECK_PART=apps runs the case studies (issues 4, 5) alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
@@ -134,8 +136,8 @@ fi
 mpirun_gpus=(mpirun -np 2 --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
 mpirun_all_gpus=(mpirun -np "$multi_gpu_processes" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
 if [ "$part" != bench ]; then
-step "ctest (CPU and GPU tests, one at a time: GPU tests use the whole GPU)"
-ctest --test-dir build --output-on-failure -j 1 || status=1
+step "ctest (CPU and GPU tests, one at a time: GPU tests use the whole GPU)${DCUDA_TESTS_REGEX:+, only those matching $DCUDA_TESTS_REGEX}"
+ctest --test-dir build --output-on-failure -j 1 ${DCUDA_TESTS_REGEX:+-R "$DCUDA_TESTS_REGEX"} || status=1
 
 sanitized_cases=(
   rank_info_and_communicators_describe_the_launch

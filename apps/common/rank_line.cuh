@@ -1,10 +1,11 @@
 // A rank's place in a one-dimensional decomposition (the stencil's rows, the particles'
 // segments): world ranks form a line, GPU by GPU, every GPU with the same number of ranks
 // (require_equal_ranks_per_gpu checks it on the host), and each rank owns a contiguous share of
-// its GPU's items, as even as integer division makes it.
+// its GPU's items, as even as integer division makes it (even_share.h).
 #pragma once
 
 #include "dcuda_device.cu.h"
+#include "even_share.h"
 
 struct rank_line {
   int below = -1, above = -1;  // world ranks next to ours in the line; -1 at its ends
@@ -26,8 +27,9 @@ __device__ inline rank_line place_in_line(dcuda_state& gst, int items, int proce
   rank_line me;
   me.below = world_rank > 0 ? world_rank - 1 : -1;
   me.above = world_rank + 1 < world_size ? world_rank + 1 : -1;
-  me.first = static_cast<int>(static_cast<long long>(local_rank) * items / local_size);
-  me.end = static_cast<int>(static_cast<long long>(local_rank + 1) * items / local_size);
+  const item_share share = even_share(local_rank, local_size, items);
+  me.first = share.first;
+  me.end = share.end;
   me.local_rank = local_rank;
   me.ranks_per_gpu = local_size;
   me.process = process;

@@ -3,6 +3,7 @@
 // one call of the formulas in particles_problem.h, with the terms in the reference's order.
 #pragma once
 
+#include "even_share.h"
 #include "particles_problem.h"
 
 namespace particles {
@@ -180,21 +181,17 @@ __global__ void __launch_bounds__(1024)
 // dcuda's rank b owns: a rank's static share without dcuda. Kernels of their own, so that the
 // default ones above compile as they would without the experiment (a loop around move_segment
 // in move_kernel made the default 10% slower).
-__device__ inline int first_of_share(int block, int blocks, int segments) {
-  return static_cast<int>(static_cast<long long>(block) * segments / blocks);
-}
 __global__ void __launch_bounds__(1024)
     move_shares_kernel(stores st, motion m, int segments, run_error* error) {
   const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
-  const int end = first_of_share(block + 1, blocks, segments);
-  for (int s = first_of_share(block, blocks, segments); s < end; ++s) move_segment(st, s, m, error);
+  const item_share share = even_share(block, blocks, segments);
+  for (int s = share.first; s < share.end; ++s) move_segment(st, s, m, error);
 }
 __global__ void __launch_bounds__(1024)
     migrate_shares_kernel(stores st, int first_segment, int segments, run_error* error) {
   const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
-  const int end = first_of_share(block + 1, blocks, segments);
-  for (int s = first_of_share(block, blocks, segments); s < end; ++s)
-    migrate_segment(st, s, first_segment, error);
+  const item_share share = even_share(block, blocks, segments);
+  for (int s = share.first; s < share.end; ++s) migrate_segment(st, s, first_segment, error);
 }
 
 }  // namespace particles

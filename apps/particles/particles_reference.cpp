@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "even_share.h"
+
 namespace particles {
 
 std::vector<particle> initial_particles(const box& b, std::int64_t count, std::uint64_t seed) {
@@ -177,9 +179,9 @@ std::vector<particle> decomposed_result(const box& b, std::int64_t count, int pa
   std::vector<part> parts(static_cast<std::size_t>(parts_count));
   for (int index = 0; index < parts_count; ++index) {
     part& p = parts[static_cast<std::size_t>(index)];
-    p.first = static_cast<int>(static_cast<long long>(index) * b.segments / parts_count);
-    const int end = static_cast<int>(static_cast<long long>(index + 1) * b.segments / parts_count);
-    p.segments = end - p.first;
+    const item_share share = even_share(index, parts_count, b.segments);
+    p.first = share.first;
+    p.segments = share.end - share.first;
     for (auto& store : p.store) store.assign(static_cast<std::size_t>(p.segments) + 2, {});
     segment_lists own = into_segments(all, b, p.first, p.segments);
     for (int s = 0; s < p.segments; ++s) {

@@ -56,8 +56,7 @@ constexpr int out_from_below_tag = 1, out_from_above_tag = 2, lap_from_above_tag
 struct stencil_data {
   grid_shape g;  // this GPU's part
   double* field[2];
-  double* lap;
-  double* flx;
+  double* lap;  // flx is only the stages' (stencil_rank_stages.h): no other rank reads it
   double* fly;
   int process;  // this GPU's slab of the global grid
   int warmup, iterations;
@@ -222,7 +221,6 @@ int run(int argc, char** argv) {
     stencil_data data{g,
                       {fields.field_a.get(), fields.field_b.get()},
                       fields.lap.get(),
-                      fields.flx.get(),
                       fields.fly.get(),
                       info.process_index,
                       setup.warmup,

@@ -3,6 +3,7 @@
 // formula in stencil_problem.h.
 #pragma once
 
+#include "even_share.h"
 #include "point_walk.h"
 #include "stencil_problem.h"
 
@@ -52,11 +53,9 @@ struct kernel_share {
 __device__ inline kernel_share share_of(const grid_shape& g, bool blocks_own_rows) {
   if (!blocks_own_rows)
     return {{0, g.ny, 0, g.nz}, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x};
-  const long long ny = g.ny, block = blockIdx.x, blocks = gridDim.x;
-  return {
-      {static_cast<int>(block * ny / blocks), static_cast<int>((block + 1) * ny / blocks), 0, g.nz},
-      threadIdx.x,
-      blockDim.x};
+  const item_share rows =
+      even_share(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), g.ny);
+  return {{rows.first, rows.end, 0, g.nz}, threadIdx.x, blockDim.x};
 }
 
 __global__ void laplacian_kernel(grid_shape g, bool blocks_own_rows, const double* in,

@@ -17,9 +17,9 @@ __device__ __forceinline__ const rank_stage_data& stage_data() {
 }
 
 __device__ __forceinline__ point_block rank_block(int k_begin, int k_end) {
-  const long long ny = stage_data().g.ny, rank = blockIdx.x, ranks = stage_data().ranks;
-  return {static_cast<int>(rank * ny / ranks), static_cast<int>((rank + 1) * ny / ranks), k_begin,
-          k_end};
+  const item_share rows =
+      even_share(static_cast<int>(blockIdx.x), stage_data().ranks, stage_data().g.ny);
+  return {rows.first, rows.end, k_begin, k_end};
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 // kernels. This leaves them their vector registers.
 //
 // The rank's rows follow from its block: rank blockIdx.x of `ranks` owns rows
-// rank * ny / ranks .. (rank + 1) * ny / ranks - 1, the share place_in_line gives it
+// even_share(rank, ranks, ny), the share place_in_line gives it
 // (apps/common/rank_line.cuh; docs/api.md: the DCUDA_COMM_DEVICE rank is blockIdx.x).
 #pragma once
 

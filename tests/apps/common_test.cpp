@@ -1,9 +1,12 @@
-// The case studies' shared host code: the command line and the result line.
+// The case studies' shared host code: the command line, the result line, and the split of items
+// among ranks that the kernels and the CPU models share.
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #include "dcuda_arguments.h"
+#include "even_share.h"
 #include "options.h"
 #include "result.h"
 #include "test_main.h"
@@ -94,4 +97,32 @@ DCUDA_TEST(dcuda_arguments_add_the_application_rank_limit_unless_the_user_set_on
     setenv("DCUDA_RANKS_PER_DEVICE", saved_value.c_str(), 1);
   else
     unsetenv("DCUDA_RANKS_PER_DEVICE");
+}
+
+// The stencil's 2048 rows and the particles' 416 segments over a GPU's 264 ranks (the default
+// sizes on an H200), and edge cases: every item in exactly one share, shares in order, sizes
+// differing by at most one, and no overflow where parts * items exceeds 2^31.
+DCUDA_TEST(even_share_gives_every_item_to_one_part_in_order_with_sizes_within_one) {
+  struct split {
+    int parts, items;
+  };
+  for (const split s : {split{264, 2048}, split{264, 416}, split{7, 3}, split{1, 5}, split{5, 5},
+                        split{132, 410600}, split{65536, 2000000000}}) {
+    int next = 0, smallest = s.items, largest = 0;
+    for (int part = 0; part < s.parts; ++part) {
+      const item_share share = even_share(part, s.parts, s.items);
+      DCUDA_CHECK_EQ(share.first, next);
+      DCUDA_CHECK(share.end >= share.first);
+      smallest = std::min(smallest, share.end - share.first);
+      largest = std::max(largest, share.end - share.first);
+      next = share.end;
+    }
+    DCUDA_CHECK_EQ(next, s.items);
+    DCUDA_CHECK(largest - smallest <= 1);
+  }
+  // 2048 rows over 264 ranks: 7.76 a rank, so 200 ranks get 8 rows and 64 get 7.
+  int eight = 0;
+  for (int part = 0; part < 264; ++part)
+    eight += even_share(part, 264, 2048).end - even_share(part, 264, 2048).first == 8;
+  DCUDA_CHECK_EQ(eight, 200);
 }

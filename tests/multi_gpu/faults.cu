@@ -1,8 +1,8 @@
 // Faults across processes, each run as its own mpirun job by CTest (cmake/expect_job_failure.cmake
 // checks that the job fails within its time limit and names what went wrong), on the peer path
 // unless CTest forces the network or host barriers:
-//   missing_collective    process 1 never reaches the world barrier process 0 waits in
-//   mismatched_collective process 0 calls dcuda_comm_barrier while process 1 creates a window
+//   missing_collective    processes 1.. never reach the world barrier process 0 waits in
+//   mismatched_collective process 0 calls dcuda_comm_barrier while the others create a window
 //   remote_put_outside    a put to a rank of the other process ends outside its window
 //   cached_put_outside    the same after a valid 4-byte put_notify to that rank, so that the bad
 //                         one is checked against the route cache (plan_put's hit)
