@@ -40,6 +40,22 @@ class point_walk {
   APP_HD unsigned at() const { return at_; }             // position in the field
   APP_HD int i() const { return static_cast<int>(i_); }  // x coordinate
 
+  // Whether a step keeps the thread's x: the threads are a multiple of a row (a rank of 1024
+  // threads on rows of 512 points). Then next_in_column() is the whole step, without the x carry,
+  // and the loop keeps fewer values live (it runs with the few registers a function compiled
+  // apart gets, stencil_rank_stages.h).
+  APP_HD bool keeps_column() const { return stride_points_ == 0; }
+  APP_HD void next_in_column() {
+    row_ += stride_rows_;
+    k_ += stride_levels_;
+    at_ += stride_at_;
+    if (row_ >= rows_) {
+      row_ -= rows_;
+      ++k_;
+      at_ += nx_ - rows_ * plane_;
+    }
+  }
+
   // `at` is unsigned and wraps: it goes back by a level's rows when the row carries, and comes
   // out right modulo 2^32 (setup_from keeps a GPU's field below 2^31 values).
   APP_HD void next() {

@@ -20,7 +20,12 @@ namespace stencil {
 template <typename Visit>
 __device__ inline void for_rows(const grid_shape& g, point_block block, unsigned thread,
                                 unsigned threads, Visit visit) {
-  for (point_walk p(g, block, thread, threads); !p.done(); p.next()) visit(p.at(), p.i());
+  point_walk p(g, block, thread, threads);
+  if (p.keeps_column()) {
+    for (; !p.done(); p.next_in_column()) visit(p.at(), p.i());
+  } else {
+    for (; !p.done(); p.next()) visit(p.at(), p.i());
+  }
 }
 
 __device__ inline void laplacian_rows(const grid_shape& g, const double* in, double* lap,

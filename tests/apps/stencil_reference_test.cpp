@@ -114,15 +114,19 @@ DCUDA_TEST(stencil_padding_between_planes_changes_no_value) {
 }
 
 // The threads of a rank or a kernel together visit every point of a block once, whatever their
-// number: fewer than a row, more than a level, more than the block.
+// number: fewer than a row, more than a level, more than the block; a multiple of a row (5, 10,
+// 45, 1000 here) takes the step without the x carry, as for_rows does (stencil_kernels.cuh).
 DCUDA_TEST(stencil_point_walks_visit_every_point_of_a_block_once) {
   const grid_shape g{5, 9, 4, 3};
+  int column_walks = 0;
   for (point_block block :
        {point_block{0, 9, 0, 4}, point_block{2, 7, 1, 3}, point_block{8, 9, 3, 4}}) {
-    for (unsigned threads : {1u, 3u, 5u, 7u, 26u, 64u, 1000u}) {
+    for (unsigned threads : {1u, 3u, 5u, 7u, 10u, 26u, 45u, 64u, 1000u}) {
       std::vector<int> visits(g.field_size(), 0);
       for (unsigned thread = 0; thread < threads; ++thread)
-        for (point_walk p(g, block, thread, threads); !p.done(); p.next()) {
+        for (point_walk p(g, block, thread, threads); !p.done();
+             p.keeps_column() ? p.next_in_column() : p.next()) {
+          column_walks += p.keeps_column() ? 1 : 0;
           DCUDA_CHECK(p.at() < g.field_size());
           ++visits[p.at()];
           DCUDA_CHECK_EQ(static_cast<std::size_t>(p.i()), p.at() % g.plane_size() % g.nx);
@@ -136,6 +140,7 @@ DCUDA_TEST(stencil_point_walks_visit_every_point_of_a_block_once) {
           }
     }
   }
+  DCUDA_CHECK(column_walks > 0);
 }
 
 DCUDA_TEST(stencil_halo_messages_name_rows_and_neighbours) {
