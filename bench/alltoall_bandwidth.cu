@@ -38,7 +38,7 @@
 #include "common/mpi_world.h"
 #include "common/notified_passes.cuh"  // reference_copy_bytes
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
+#include "dcuda/device.cuh"
 #include "reference/peer_memcpy_alltoall.cuh"
 
 namespace {

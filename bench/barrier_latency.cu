@@ -26,8 +26,8 @@
 #include "common/dcuda_session.h"
 #include "common/mpi_world.h"
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
-#include "device/clock.cuh"
+#include "dcuda/device.cuh"
+#include "dcuda/detail/device/clock.cuh"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include "common/bench_report.h"
 #include "common/dcuda_session.h"
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
-#include "device/clock.cuh"
+#include "dcuda/device.cuh"
+#include "dcuda/detail/device/clock.cuh"
 #include "reference/mapped_flag_round_trip.cuh"
 
 namespace {

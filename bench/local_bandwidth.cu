@@ -27,8 +27,8 @@
 #include "common/message_sizes.h"
 #include "common/notified_passes.cuh"
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
-#include "device/clock.cuh"
+#include "dcuda/device.cuh"
+#include "dcuda/detail/device/clock.cuh"
 #include "reference/memcpy_bandwidth.cuh"
 
 namespace {

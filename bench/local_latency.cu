@@ -22,8 +22,8 @@
 #include "common/message_sizes.h"
 #include "common/notified_ping_pong.cuh"
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
-#include "device/clock.cuh"
+#include "dcuda/device.cuh"
+#include "dcuda/detail/device/clock.cuh"
 #include "reference/bare_flag_ping_pong.cuh"
 #include "reference/flag_ping_pong.cuh"
 

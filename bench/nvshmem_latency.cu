@@ -35,7 +35,7 @@
 #include "common/mpi_world.h"
 #include "common/payload.cuh"
 #include "common/statistics.h"
-#include "device/clock.cuh"
+#include "dcuda/detail/device/clock.cuh"
 #include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
 #include "reference/peer_flag_ping_pong.cuh"
 #include "reference/peer_memcpy_bandwidth.cuh"

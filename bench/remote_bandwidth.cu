@@ -38,8 +38,8 @@
 #include "common/mpi_world.h"
 #include "common/notified_passes.cuh"
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
-#include "device/clock.cuh"
+#include "dcuda/device.cuh"
+#include "dcuda/detail/device/clock.cuh"
 #include "reference/mpi_ping_pong.h"
 #include "reference/peer_memcpy_bandwidth.cuh"
 

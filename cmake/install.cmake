@@ -1,5 +1,5 @@
-# Installs the library, the headers (the thesis's dcuda_host.h / dcuda_device.cu.h at the top,
-# the implementation below include/dcuda/) and a CMake package: find_package(dcuda) gives
+# Installs the library, the headers (include/ as it is: the thesis's dcuda_host.h and
+# dcuda_device.cu.h at the top, the API below dcuda/) and a CMake package: find_package(dcuda) gives
 # dcuda::dcuda.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -7,10 +7,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS dcuda EXPORT dcudaTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES include/dcuda_host.h include/dcuda_device.cu.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY src/protocol src/device
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dcuda
+install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
 install(EXPORT dcudaTargets NAMESPACE dcuda:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dcuda)
 

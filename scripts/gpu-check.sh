@@ -57,7 +57,7 @@ multi_gpu_processes=$(( gpus >= 2 ? gpus : 2 ))
 
 step "build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/install" \
-  -DDCUDA_MULTI_GPU_PROCESSES="$multi_gpu_processes" ${DCUDA_CMAKE_ARGS:-} \
+  -DDCUDA_MULTI_GPU_PROCESSES="$multi_gpu_processes" -DDCUDA_WARNINGS_AS_ERRORS=ON ${DCUDA_CMAKE_ARGS:-} \
   >/dev/null && cmake --build build -j "$(nproc)" && cmake --install build >/dev/null || {
   echo "BUILD FAILED"; exit 1; }
 
@@ -191,8 +191,8 @@ done
 rm -f "$OUT/sanitizer-multi.log"
 
 step "example (thesis listings 3.1/3.2) and consumer project"
-build/apps/reduction/reduction || status=1
-DCUDA_RANKS_PER_DEVICE=5 build/apps/reduction/reduction || status=1
+build/examples/reduction/reduction || status=1
+DCUDA_RANKS_PER_DEVICE=5 build/examples/reduction/reduction || status=1
 cmake -S tests/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/install" >/dev/null && cmake --build build/consumer >/dev/null && build/consumer/consumer || status=1
 
 fi  # tests

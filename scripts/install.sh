@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fresh machine -> built and installed dcuda. Installs the build tools it lacks (Debian/Ubuntu,
-# as root or through sudo), configures, builds everything (library, tests, benchmarks, example)
-# in build/, and installs the library and its CMake package into install/.
+# as root or through sudo), configures, builds the library, dcuda-info and the examples in
+# build/, and installs them with the CMake package into install/ (or $DCUDA_PREFIX).
+# Tests, benchmarks and case studies are left out here: scripts/test.sh builds what it needs.
 # Safe to run again: it only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +28,16 @@ if ! command -v nvcc >/dev/null; then
   exit 1
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_INSTALL_PREFIX="$PWD/install" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)"
+prefix="${DCUDA_PREFIX:-$PWD/install}"
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+# Arguments are passed on to CMake after these defaults (scripts/test.sh turns the tests on).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+      -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
+      -DDCUDA_BUILD_TESTS=OFF -DDCUDA_BUILD_BENCH=OFF -DDCUDA_BUILD_APPS=OFF \
+      -DDCUDA_BUILD_EXAMPLES=ON -DDCUDA_BUILD_TOOLS=ON "$@" >/dev/null
 cmake --build build
 cmake --install build >/dev/null
-echo "install.sh: dcuda built in build/ and installed in install/"
+echo "install.sh: dcuda built in build/ and installed in $prefix"

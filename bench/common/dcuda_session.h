@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench_report.h"
-#include "dcuda_host.h"
+#include "dcuda/host.h"
 
 namespace dcuda_bench {
 

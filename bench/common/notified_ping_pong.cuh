@@ -9,8 +9,8 @@
 
 #include "common/payload.cuh"
 #include "common/statistics.h"
-#include "dcuda_device.cu.h"
-#include "device/clock.cuh"
+#include "dcuda/device.cuh"
+#include "dcuda/detail/device/clock.cuh"
 
 namespace dcuda_bench {
 

@@ -11,7 +11,7 @@
 
 #include "common/cuda_check.h"
 #include "common/statistics.h"
-#include "device/clock.cuh"
+#include "dcuda/detail/device/clock.cuh"
 
 namespace dcuda_bench {
 

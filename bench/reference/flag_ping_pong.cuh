@@ -17,7 +17,7 @@
 #include "common/cuda_check.h"
 #include "common/payload.cuh"
 #include "common/statistics.h"
-#include "device/clock.cuh"
+#include "dcuda/detail/device/clock.cuh"
 
 namespace dcuda_bench {
 

@@ -22,7 +22,7 @@
 #include "common/mpi_world.h"
 #include "common/payload.cuh"
 #include "common/statistics.h"
-#include "device/clock.cuh"
+#include "dcuda/detail/device/clock.cuh"
 #include "reference/flag_ping_pong.cuh"
 
 namespace dcuda_bench {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "protocol/portability.h"
+#include "dcuda/detail/protocol/portability.h"
 #include "runtime/error.h"
 
 namespace dcuda::runtime {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "protocol/agent_queue.h"
+#include "dcuda/detail/protocol/agent_queue.h"
 
 namespace dcuda::runtime {
 

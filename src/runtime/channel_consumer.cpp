@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "protocol/compact_operation.h"
+#include "dcuda/detail/protocol/compact_operation.h"
 
 namespace dcuda::runtime {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "protocol/command_channel.h"
+#include "dcuda/detail/protocol/command_channel.h"
 
 namespace dcuda::runtime {
 

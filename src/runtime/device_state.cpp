@@ -1,6 +1,6 @@
 #include "runtime/device_state.h"
 
-#include "protocol/limits.h"
+#include "dcuda/detail/protocol/limits.h"
 
 namespace dcuda::runtime {
 namespace {

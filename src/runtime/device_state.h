@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "protocol/device_context.h"
+#include "dcuda/detail/protocol/device_context.h"
 #include "runtime/cuda_memory.h"
 
 namespace dcuda::runtime {

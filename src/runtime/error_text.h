@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "protocol/error_report.h"
-#include "protocol/wait_record.h"
+#include "dcuda/detail/protocol/error_report.h"
+#include "dcuda/detail/protocol/wait_record.h"
 
 namespace dcuda::runtime {
 

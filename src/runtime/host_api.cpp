@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "dcuda_host.h"
+#include "dcuda/host.h"
 #include "runtime/host_context.h"
 
 namespace {
@@ -79,4 +79,10 @@ std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
 void dcuda_host_finish(dcuda_host_context_handle ctx) {
   guarded("dcuda_host_finish",
           [&] { std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx)); });
+}
+
+void dcuda_get_version(int* major, int* minor, int* patch) {
+  if (major != nullptr) *major = DCUDA_VERSION_MAJOR;
+  if (minor != nullptr) *minor = DCUDA_VERSION_MINOR;
+  if (patch != nullptr) *patch = DCUDA_VERSION_PATCH;
 }

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "dcuda_host.h"
+#include "dcuda/host.h"
 #include "runtime/device_state.h"
 #include "runtime/launch_config.h"
 #include "runtime/pinned_pool.h"

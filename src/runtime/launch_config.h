@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "dcuda_host.h"
+#include "dcuda/host.h"
 
 namespace dcuda::runtime {
 

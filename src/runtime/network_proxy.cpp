@@ -4,9 +4,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "protocol/calls.h"
-#include "protocol/limits.h"
-#include "protocol/notification_counters.h"
+#include "dcuda/detail/protocol/calls.h"
+#include "dcuda/detail/protocol/limits.h"
+#include "dcuda/detail/protocol/notification_counters.h"
 #include "runtime/error.h"
 #include "runtime/error_text.h"
 

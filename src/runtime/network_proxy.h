@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "protocol/world_collective.h"
+#include "dcuda/detail/protocol/world_collective.h"
 #include "runtime/agent_jobs.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cuda_memory.h"

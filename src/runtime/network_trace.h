@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/remote_operation.h"
+#include "dcuda/detail/protocol/remote_operation.h"
 
 namespace dcuda::runtime {
 

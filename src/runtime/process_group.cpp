@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "bootstrap/mpi_cuda_support.h"
-#include "protocol/limits.h"
-#include "protocol/peer_ring.h"
+#include "dcuda/detail/protocol/limits.h"
+#include "dcuda/detail/protocol/peer_ring.h"
 #include "runtime/error.h"
 
 namespace dcuda::runtime {

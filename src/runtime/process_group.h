@@ -11,8 +11,8 @@
 
 #include "bootstrap/mpi_session.h"
 #include "bootstrap/process_layout.h"
-#include "protocol/peer_ring.h"
-#include "protocol/routes.h"
+#include "dcuda/detail/protocol/peer_ring.h"
+#include "dcuda/detail/protocol/routes.h"
 #include "runtime/peer_memory.h"
 
 namespace dcuda::runtime {

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <sstream>
 
-#include "protocol/calls.h"
+#include "dcuda/detail/protocol/calls.h"
 #include "runtime/error_text.h"
 
 namespace dcuda::runtime {

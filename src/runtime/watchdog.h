@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/wait_record.h"
+#include "dcuda/detail/protocol/wait_record.h"
 
 namespace dcuda::runtime {
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "bootstrap/process_layout.h"
-#include "protocol/remote_operation.h"
+#include "dcuda/detail/protocol/remote_operation.h"
 
 namespace dcuda::transport {
 

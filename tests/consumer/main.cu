@@ -4,6 +4,8 @@
 #include "dcuda_host.h"
 #include "dcuda_device.cu.h"
 
+bool consumer_version_matches();  // version.cpp
+
 struct user_data {
   int ranks_seen;
 };
@@ -23,6 +25,7 @@ __global__ void kernel(dcuda_context_handle dcuda) {
 }
 
 int main(int argc, char** argv) {
+  if (!consumer_version_matches()) return 1;
   dcuda_host_context_handle ctx;
   dcuda_host_init(argc, argv, &ctx, kernel, 128);
   user_data data{0};

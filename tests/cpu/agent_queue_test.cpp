@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/agent_queue.h"
+#include "dcuda/detail/protocol/agent_queue.h"
 #include "runtime/agent_jobs.h"
 #include "runtime/error.h"
 #include "test_main.h"

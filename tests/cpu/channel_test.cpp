@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/command_channel.h"
+#include "dcuda/detail/protocol/command_channel.h"
 #include "runtime/channel_consumer.h"
 #include "host_channel.h"
 #include "test_main.h"

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/compact_operation.h"
+#include "dcuda/detail/protocol/compact_operation.h"
 #include "runtime/channel_consumer.h"
 #include "host_channel.h"
 #include "test_main.h"

@@ -2,7 +2,7 @@
 #include <cstring>
 #include <vector>
 
-#include "protocol/copy_plan.h"
+#include "dcuda/detail/protocol/copy_plan.h"
 #include "test_main.h"
 
 using namespace dcuda::protocol;

@@ -3,8 +3,8 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/barrier.h"
-#include "protocol/notification_counters.h"
+#include "dcuda/detail/protocol/barrier.h"
+#include "dcuda/detail/protocol/notification_counters.h"
 #include "test_main.h"
 
 using namespace dcuda::protocol;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "protocol/command_channel.h"
+#include "dcuda/detail/protocol/command_channel.h"
 
 namespace dcuda_test {
 

@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/node_barrier.h"
-#include "protocol/peer_ring.h"
+#include "dcuda/detail/protocol/node_barrier.h"
+#include "dcuda/detail/protocol/peer_ring.h"
 #include "test_main.h"
 
 namespace {

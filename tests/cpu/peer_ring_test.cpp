@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/peer_ring.h"
+#include "dcuda/detail/protocol/peer_ring.h"
 #include "test_main.h"
 
 namespace {

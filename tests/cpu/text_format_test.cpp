@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "protocol/text_format.h"
+#include "dcuda/detail/protocol/text_format.h"
 #include "test_main.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // Window handles, slot choice and the range checks every put makes.
 #include <cstdint>
 
-#include "protocol/window_table.h"
+#include "dcuda/detail/protocol/window_table.h"
 #include "test_main.h"
 
 using namespace dcuda::protocol;

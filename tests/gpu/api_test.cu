@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dcuda_device.cu.h"
+#include "dcuda/device.cuh"
 #include "gpu_harness.h"
 
 using gpu_test::require_gpu;

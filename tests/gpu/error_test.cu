@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "dcuda_device.cu.h"
+#include "dcuda/device.cuh"
 #include "gpu_harness.h"
 
 using gpu_test::contains;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dcuda_host.h"
+#include "dcuda/host.h"
 #include "test_main.h"
 
 namespace gpu_test {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "dcuda_device.cu.h"
+#include "dcuda/device.cuh"
 #include "gpu_harness.h"
 
 using gpu_test::contains;

@@ -16,8 +16,8 @@
 #include <cstring>
 #include <string>
 
-#include "dcuda_device.cu.h"
-#include "dcuda_host.h"
+#include "dcuda/device.cuh"
+#include "dcuda/host.h"
 
 namespace {
 

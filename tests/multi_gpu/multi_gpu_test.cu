@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "dcuda_device.cu.h"
-#include "dcuda_host.h"
+#include "dcuda/device.cuh"
+#include "dcuda/host.h"
 #include "gpu_harness.h"
 #include "mpi_test_main.h"
 

@@ -1,0 +1,86 @@
+// Copy by all threads of a block (thesis 4.5): coalesced, as wide as the two pointers' common
+// alignment allows (protocol/copy_plan.h), four vectors in flight per thread before the first
+// store. Nothing is copied when source and destination coincide (overlapping windows).
+#pragma once
+
+#include "dcuda/detail/protocol/copy_plan.h"
+
+namespace dcuda::device {
+
+template <typename Vector>
+__device__ inline void copy_vectors(Vector* dst, const Vector* src, std::uint64_t count) {
+  const std::uint64_t stride = blockDim.x;
+  std::uint64_t i = threadIdx.x;
+  for (; i + 3 * stride < count; i += 4 * stride) {
+    const Vector a = src[i];
+    const Vector b = src[i + stride];
+    const Vector c = src[i + 2 * stride];
+    const Vector d = src[i + 3 * stride];
+    dst[i] = a;
+    dst[i + stride] = b;
+    dst[i + 2 * stride] = c;
+    dst[i + 3 * stride] = d;
+  }
+  for (; i < count; i += stride) dst[i] = src[i];
+}
+
+__device__ inline void copy_bytes(char* dst, const char* src, std::uint64_t count) {
+  for (std::uint64_t i = threadIdx.x; i < count; i += blockDim.x) dst[i] = src[i];
+}
+
+// A few bytes by one thread, in the widest units the two pointers' common alignment allows (a
+// 4-byte put is one store).
+__device__ inline void thread_copy(void* dst, const void* src, int size) {
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  const auto alignment = reinterpret_cast<std::uintptr_t>(d) | reinterpret_cast<std::uintptr_t>(s);
+  int at = 0;
+  if (alignment % 8 == 0) {
+    for (; at + 8 <= size; at += 8) {
+      *reinterpret_cast<std::uint64_t*>(d + at) = *reinterpret_cast<const std::uint64_t*>(s + at);
+    }
+  }
+  if (alignment % 4 == 0) {
+    for (; at + 4 <= size; at += 4) {
+      *reinterpret_cast<std::uint32_t*>(d + at) = *reinterpret_cast<const std::uint32_t*>(s + at);
+    }
+  }
+  for (; at < size; ++at) d[at] = s[at];
+}
+
+// Called by all threads of the block; returns before other threads may have finished their part.
+__device__ inline void block_copy(void* dst, const void* src, std::uint64_t size) {
+  if (dst == src || size == 0) return;
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  // Small messages (the latency case): one byte per thread, no plan; a warp's bytes are one
+  // coalesced access either way.
+  if (size <= blockDim.x) {
+    if (threadIdx.x < size) d[threadIdx.x] = s[threadIdx.x];
+    return;
+  }
+  const protocol::copy_plan plan = protocol::plan_copy(reinterpret_cast<std::uint64_t>(s),
+                                                       reinterpret_cast<std::uint64_t>(d), size);
+  copy_bytes(d, s, plan.head_bytes);
+  d += plan.head_bytes;
+  s += plan.head_bytes;
+  switch (plan.vector_bytes) {
+    case 16:
+      copy_vectors(reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), plan.vectors);
+      break;
+    case 8:
+      copy_vectors(reinterpret_cast<uint2*>(d), reinterpret_cast<const uint2*>(s), plan.vectors);
+      break;
+    case 4:
+      copy_vectors(reinterpret_cast<unsigned*>(d), reinterpret_cast<const unsigned*>(s),
+                   plan.vectors);
+      break;
+    default:
+      copy_bytes(d, s, plan.vectors);
+      break;
+  }
+  const std::uint64_t body = plan.vectors * plan.vector_bytes;
+  copy_bytes(d + body, s + body, plan.tail_bytes);
+}
+
+}  // namespace dcuda::device

@@ -1,0 +1,26 @@
+// Entry of every call that all threads of a rank make together (thesis 3.3.2). It synchronises
+// the block, so a call made right after single-thread work sees that work, and it stops the run
+// with a report when threads of the rank have already returned from the kernel (the barrier then
+// counts fewer threads than the block has).
+//
+// Why not __activemask(): a warp that diverged earlier (a spin loop, an `if (threadIdx.x == 0)`
+// branch) may reach the next call before it reconverges, so an incomplete mask does not prove a
+// misuse; checking it stopped correct programs. A call made by a subset of threads while the
+// others are still running is not detected here; if it hangs, the watchdog names the waits.
+#pragma once
+
+#include "dcuda/detail/device/fail.cuh"
+
+namespace dcuda::device {
+
+// (The context is read only on the failure path: a global load, from L2 after every acquire,
+// would otherwise sit on every call's path.)
+__device__ inline void enter_collective(const dcuda_context* ctx, protocol::call call) {
+  const int arrived = __syncthreads_count(1);
+  if (arrived != static_cast<int>(blockDim.x)) {
+    fail(ctx, ctx->rank_start + static_cast<int>(blockIdx.x), call,
+         protocol::error_code::partial_collective, arrived, blockDim.x);
+  }
+}
+
+}  // namespace dcuda::device

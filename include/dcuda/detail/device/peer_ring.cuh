@@ -1,0 +1,132 @@
+// The sender's side of the peer rings (protocol/peer_ring.h): one record to a rank on another GPU
+// of the node. Thread 0 of a rank only.
+#pragma once
+
+#include "dcuda/detail/device/ring_poll.cuh"
+#include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/device/state.cuh"
+#include "dcuda/detail/protocol/peer_ring.h"
+
+namespace dcuda::device {
+
+// What a sender needs about a target on another GPU of the node (from its rank_route).
+struct ring_address {
+  char* ring;          // the target's ring for this GPU, mapped
+  std::uint32_t slot;  // the target in this GPU's tails and taken
+};
+
+namespace ring_detail {
+// The bytes are loaded independently (no chain of dependent loads); four aligned bytes in one.
+__device__ inline std::uint32_t gather_payload(const void* buffer, int size) {
+  if (size == 4 && (reinterpret_cast<std::uintptr_t>(buffer) & 3u) == 0u) {
+    return *static_cast<const std::uint32_t*>(buffer);
+  }
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  std::uint32_t payload = 0;
+#pragma unroll
+  for (int i = 0; i < protocol::ring_payload_limit; ++i) {
+    if (i < size) payload |= std::uint32_t{bytes[i]} << (8 * i);
+  }
+  return payload;
+}
+}  // namespace ring_detail
+
+// The target has 256 of this GPU's records untaken: waits, taking this rank's own records
+// meanwhile. Out of line (rare, and its registers would burden every put).
+__device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protocol::call call,
+                                                       std::uint32_t slot, std::uint32_t ticket,
+                                                       const std::uint32_t* taken) {
+  spin_until(gst,
+             wait_description{call, protocol::wait_kind::ring_room, static_cast<std::int32_t>(slot),
+                              ticket},
+             [&](std::uint32_t& seen) {
+               drain_rings(gst);
+               seen = ring_detail::load_relaxed_system(taken);
+               return protocol::ring_has_room(ticket, seen);
+             });
+}
+
+// Takes the next ticket of the target's ring (`slot`: the target in this GPU's tails and taken).
+// The load of `taken` is issued before the atomic, so the two are in flight together. Thread 0
+// only.
+__device__ inline held_ticket take_ring_ticket(const std::uint32_t* taken_here,
+                                               std::uint32_t* tails, std::uint32_t slot) {
+  held_ticket taken;
+  taken.seen = ring_detail::load_relaxed_system(taken_here + slot);
+  taken.ticket = take_ticket_from(tails + slot);
+  taken.held = true;
+  taken.ring = true;
+  return taken;
+}
+__device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint32_t slot) {
+  return take_ring_ticket(gst.ring_taken_here, gst.ring_tails, slot);
+}
+
+// The record with `ticket` in the target's ring, whose slot has room: one 16-byte store.
+__device__ inline void write_ring_record(char* ring, std::uint32_t ticket,
+                                         const protocol::ring_record& record) {
+  const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
+                   ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
+               "l"(words.first), "l"(words.second)
+               : "memory");
+}
+
+// Waits, when `ticket` showed no room in the ring of target `slot`, until there is.
+__device__ inline void ensure_ring_room(dcuda_state& gst, protocol::call call, std::uint32_t slot,
+                                        const held_ticket& ticket) {
+  if (!protocol::ring_has_room(ticket.ticket, ticket.seen)) {
+    wait_for_ring_room(gst, call, slot, ticket.ticket, gst.ring_taken_here + slot);
+  }
+}
+
+// Sends `record` in the target's ring once no fence is owed: the ticket (taken here when none is
+// held), room in the ring, the record.
+__device__ inline void store_ring_record(dcuda_state& gst, protocol::call call, char* ring,
+                                         std::uint32_t slot, const protocol::ring_record& record,
+                                         held_ticket ticket) {
+  if (!ticket.held) ticket = take_ring_ticket(gst, slot);
+  ensure_ring_room(gst, call, slot, ticket);
+  write_ring_record(ring, ticket.ticket, record);
+}
+
+// Sends `record` in the target's ring with `ticket` (taken here when none is held). `fence`:
+// this call stored data to the target that the record must not overtake; a plain put to a peer
+// GPU since the last fence (peer_fence_owed) needs the fence too.
+__device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, char* ring,
+                                        std::uint32_t slot, protocol::ring_record record,
+                                        bool fence, held_ticket ticket) {
+  if (fence || gst.peer_fence_owed != 0u) {
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+    gst.peer_fence_owed = 0;
+    record.fenced = true;
+  }
+  store_ring_record(gst, call, ring, slot, record, ticket);
+}
+
+// A record without a payload to a rank on another GPU of the node (dcuda_notify, and the
+// notification of a put whose data this call stored first: `data_before`). Out of line: one copy
+// serves every call site, which keeps the registers of the kernels that call dcuda low. Scalars
+// only: an argument passed by reference would go through local memory.
+__device__ __noinline__ inline void send_ring_notification(
+    dcuda_state& gst, protocol::call call, char* ring, std::uint32_t slot, int tag,
+    bool data_before, std::uint32_t early_ticket, std::uint32_t early_seen, bool early_held) {
+  const protocol::ring_record record{0u, 0u, static_cast<std::uint8_t>(tag), 0, 0, false};
+  send_ring_record(gst, call, ring, slot, record, data_before,
+                   held_ticket{early_ticket, early_seen, early_held});
+}
+
+// The record of a put_notify to another GPU whose `size` (at most protocol::ring_payload_limit)
+// bytes, `payload`, travel in it: such a record needs no fence (the caller checked that none is
+// owed, so it is not tested again).
+__device__ inline protocol::ring_record carried_record(int tag, std::uint32_t payload, int size,
+                                                       int offset, int window_slot) {
+  return {payload,
+          static_cast<std::uint32_t>(offset),
+          static_cast<std::uint8_t>(tag),
+          static_cast<std::uint8_t>(window_slot),
+          static_cast<std::uint8_t>(size),
+          false};
+}
+
+}  // namespace dcuda::device

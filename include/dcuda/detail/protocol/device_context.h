@@ -1,0 +1,64 @@
+// The context a dcuda kernel receives (thesis listing 3.4: dcuda_context_handle points to it).
+// The host runtime fills it before each launch; the device only reads it. Where each pointer
+// lives matters for speed: device memory for what ranks of the GPU touch on the fast path, host
+// memory (mapped) for what the host proxy writes or must read while the kernel runs.
+#pragma once
+
+#include "dcuda/detail/protocol/agent_queue.h"
+#include "dcuda/detail/protocol/command_channel.h"
+#include "dcuda/detail/protocol/error_report.h"
+#include "dcuda/detail/protocol/peer_ring.h"
+#include "dcuda/detail/protocol/routes.h"
+#include "dcuda/detail/protocol/wait_record.h"
+#include "dcuda/detail/protocol/window_table.h"
+#include "dcuda/detail/protocol/world_collective.h"
+
+struct dcuda_context {
+  // Identity of the ranks on this GPU.
+  std::int32_t rank_start;     // world rank of block 0
+  std::int32_t world_size;     // ranks in DCUDA_COMM_WORLD
+  std::int32_t device_ranks;   // ranks (blocks) on this GPU
+  std::int32_t process_count;  // dcuda processes (one per GPU)
+  std::int32_t process_index;
+  // 1 when some rank is reached through the host proxies: the kernel then has one block more,
+  // the delivery agent (device/delivery_agent.cuh).
+  std::uint32_t uses_network;
+
+  void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
+
+  // Device memory, written by device atomics.
+  std::uint32_t* device_notifications;       // [device_ranks][256]
+  std::uint32_t* barrier_arrivals;           // DCUDA_COMM_DEVICE barrier counter
+  std::uint32_t* first_error;                // 0 until one thread claims the right to report
+  dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
+  dcuda::protocol::rank_route* rank_routes;  // [world_size], written once at dcuda_host_init
+  std::uint32_t* finished_ranks;             // ranks past dcuda_gpu_finish: the agent then ends
+  // Peer rings (protocol/peer_ring.h): this GPU's ring memory, laid out by ring_memory_layout
+  // {device_ranks, ring_peers, ring_slots}; per ring (sending GPU), where rank 0 of this GPU
+  // publishes how far it has taken it (rank r at + r), in that GPU's memory. Null, 0 without
+  // other processes on the node.
+  char* ring_memory;
+  std::uint32_t** ring_taken;
+  std::uint32_t ring_peers;
+  std::uint32_t ring_slots;
+  // The world barrier within a node (protocol/node_barrier.h): 1 when every process reaches every
+  // other by the peer path, so that barriers of DCUDA_COMM_WORLD meet on the GPUs; then, per ring
+  // peer, where this GPU's leader writes its word in that GPU's board (mapped), and this GPU's own
+  // board (inside ring_memory). 0 and null otherwise.
+  std::uint32_t node_barrier;
+  std::uint64_t** board_out;
+  std::uint64_t* board;
+
+  // Host memory mapped into the device.
+  std::uint32_t* host_acks;                    // [device_ranks], operations the proxy has answered
+  std::uint32_t* abort_requested;              // set by the host watchdog: waiting ranks stop
+  dcuda::protocol::wait_record* wait_records;  // [device_ranks]
+  dcuda::protocol::error_report* error;        // the first misuse found on this GPU
+  dcuda::protocol::channel_view commands;      // timers, pings (and remote operations later)
+  dcuda::protocol::channel_view logs;          // dcuda_log lines
+  dcuda::protocol::world_collective_result* collective_result;  // written by the host proxy
+  dcuda::protocol::window_offer* window_offers;                 // [device_ranks], read by it
+  dcuda::protocol::agent_queue* agent_queue;  // the proxy's jobs for the agent; null: no agent
+
+  std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
+};

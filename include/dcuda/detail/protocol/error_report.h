@@ -1,0 +1,36 @@
+// What the device tells the host when a rank misuses the API. The first rank to fail writes one
+// report into host memory, then stops the kernel; the host turns the codes into a sentence.
+#pragma once
+
+#include "dcuda/detail/protocol/calls.h"
+#include "dcuda/detail/protocol/portability.h"
+
+namespace dcuda::protocol {
+
+enum class error_code : std::uint16_t {
+  none,
+  partial_collective,     // values: calling threads, threads of the rank
+  not_in_shared_memory,   // values: address of the dcuda_state
+  bad_communicator,       // values: comm
+  tag_out_of_range,       // values: tag
+  rank_out_of_range,      // values: rank, communicator size, comm
+  bad_window,             // values: handle
+  window_not_on_target,   // values: handle, target rank (target freed or never created it)
+  target_range_outside,   // values: offset, size, target window size, target rank
+  source_outside_window,  // values: source address, own window base, own window size, size
+  negative_size,          // values: size
+  negative_count,         // values: count
+  collective_mismatch,    // values: this process, the other process, the other's call
+  count_
+};
+
+struct error_report {
+  std::uint32_t written;   // 0 until the report is complete (release-stored last)
+  std::uint16_t call_id;   // protocol::call
+  std::uint16_t code;      // protocol::error_code
+  std::int32_t rank;       // world rank of the reporting rank
+  std::int32_t thread;     // threadIdx.x of the reporting thread
+  std::int64_t values[4];  // meaning depends on code
+};
+
+}  // namespace dcuda::protocol

@@ -1,0 +1,113 @@
+// Notifications between GPUs of a node (docs/design.md, "Peer rings"). Every notification a
+// rank sends to a rank on another GPU of the node (dcuda_notify, dcuda_put_notify) is a 16-byte
+// record in a ring of the target: one ring per (target rank, sending GPU). A sending rank takes a
+// ticket from a counter in its own GPU's memory (one device atomic), writes the record into slot
+// ticket % ring_slots with one 16-byte store, and is done. The target polls the head slot of each
+// of its rings; the record it finds carries everything, so taking it costs no further load (but
+// one acquire re-read when it is fenced, below).
+//
+// A put_notify of at most 4 bytes carries its payload in the record and needs no fence: the
+// target lands it in its window when it takes the record. Larger puts copy their data first and
+// fence (system scope) before the record, so the data is visible to a target that reads the
+// record with acquire. A record also needs that fence when the rank did a plain put to a peer GPU
+// since its last fence, so that no record overtakes earlier data (in-order delivery per target).
+// A fenced record says so, and only such a record is read again with acquire: an acquire load
+// invalidates the reader's whole L1 cache, which a notification that follows no data would pay
+// for nothing.
+//
+// Each 8-byte word carries (part of) the record's stamp, so a reader that finds the stamp of the
+// ticket it expects in both words has the whole record (8-byte stores are single-copy atomic).
+//
+// Who writes what:
+//   rings   senders (relaxed 16-byte stores); the owner reads (relaxed; again with acquire when
+//           the record is fenced)
+//   tails   the ranks of the sending GPU (device atomics): tickets per target rank
+//   taken   the target rank (relaxed system-scope stores): how far it has taken its ring of this
+//           GPU; the senders read it when the ring looks full
+#pragma once
+
+#include "dcuda/detail/protocol/portability.h"
+
+namespace dcuda::protocol {
+
+inline constexpr std::uint32_t ring_slots = 256;  // records per ring, a power of two
+inline constexpr std::uint32_t ring_record_bytes = 16;
+inline constexpr std::uint64_t ring_bytes = std::uint64_t{ring_slots} * ring_record_bytes;
+inline constexpr int ring_payload_limit = 4;        // bytes a record carries
+inline constexpr std::uint32_t max_peer_gpus = 15;  // other GPUs of a node a rank has rings for
+
+struct ring_record {
+  std::uint32_t payload;  // the put's bytes, in the order they sit in memory
+  std::uint32_t offset;   // into the target's window (payload bytes only; below 2^31)
+  std::uint8_t tag;
+  std::uint8_t window_slot;
+  std::uint8_t size;  // payload bytes, 0..ring_payload_limit; 0: a notification alone
+  bool fenced;        // data the sender stored before the record must be acquired
+};
+
+// The stamp of ticket t: t + 1, never 0 (a zeroed slot holds no record) in either word.
+DCUDA_HD constexpr std::uint32_t ring_stamp(std::uint32_t ticket) {
+  return ticket + 1u == 0u ? 1u : ticket + 1u;
+}
+DCUDA_HD constexpr std::uint32_t short_stamp(std::uint32_t stamp) {
+  return (stamp & 0xffffu) == 0u ? 1u : stamp & 0xffffu;
+}
+
+struct ring_words {
+  std::uint64_t first, second;
+};
+
+// first: stamp (32) | payload (32); second: fenced (1) | offset (31) | short stamp (16) |
+// tag (8) | window slot (5) | size (3). (Window sizes are ints, so an offset fits 31 bits.)
+DCUDA_HD constexpr ring_words encode_ring_record(const ring_record& record, std::uint32_t ticket) {
+  const std::uint32_t stamp = ring_stamp(ticket);
+  const std::uint32_t packed = short_stamp(stamp) << 16 | std::uint32_t{record.tag} << 8 |
+                               (std::uint32_t{record.window_slot} & 31u) << 3 |
+                               (std::uint32_t{record.size} & 7u);
+  const std::uint32_t high = (record.offset & 0x7fffffffu) | (record.fenced ? 0x80000000u : 0u);
+  return {std::uint64_t{stamp} << 32 | record.payload, std::uint64_t{high} << 32 | packed};
+}
+
+// Whether both words of ticket's record have arrived.
+DCUDA_HD constexpr bool ring_record_complete(const ring_words& words, std::uint32_t ticket) {
+  const std::uint32_t stamp = ring_stamp(ticket);
+  return static_cast<std::uint32_t>(words.first >> 32) == stamp &&
+         (static_cast<std::uint32_t>(words.second) >> 16) == short_stamp(stamp);
+}
+
+DCUDA_HD constexpr ring_record decode_ring_record(const ring_words& words) {
+  const auto packed = static_cast<std::uint32_t>(words.second);
+  const auto high = static_cast<std::uint32_t>(words.second >> 32);
+  return {static_cast<std::uint32_t>(words.first), high & 0x7fffffffu,
+          static_cast<std::uint8_t>(packed >> 8),  static_cast<std::uint8_t>((packed >> 3) & 31u),
+          static_cast<std::uint8_t>(packed & 7u),  (high >> 31) != 0u};
+}
+
+// Whether ticket `ticket` may be written while the target has taken `taken` records.
+DCUDA_HD constexpr bool ring_has_room(std::uint32_t ticket, std::uint32_t taken) {
+  return ticket - taken < ring_slots;
+}
+
+DCUDA_HD constexpr std::uint32_t ring_slot(std::uint32_t ticket) {
+  return ticket % ring_slots;
+}
+
+// A process's ring memory, exported to the other processes of its node: [ranks][peer GPUs] rings,
+// then the tickets and taken positions of this GPU as a sender, one per slot (a slot: a rank of
+// another process of the node, numbered in process order), then the board of the world barrier
+// within a node, one 8-byte word per peer GPU (protocol/node_barrier.h).
+struct ring_memory_layout {
+  std::uint32_t ranks;
+  std::uint32_t peer_gpus;
+  std::uint32_t slots;
+
+  DCUDA_HD constexpr std::uint64_t ring(std::uint32_t rank, std::uint32_t peer) const {
+    return (std::uint64_t{rank} * peer_gpus + peer) * ring_bytes;
+  }
+  DCUDA_HD constexpr std::uint64_t tails() const { return ring(ranks, 0); }
+  DCUDA_HD constexpr std::uint64_t taken() const { return tails() + slots * 4ull; }
+  DCUDA_HD constexpr std::uint64_t board() const { return (taken() + slots * 4ull + 7u) & ~7ull; }
+  DCUDA_HD constexpr std::uint64_t bytes() const { return board() + peer_gpus * 8ull; }
+};
+
+}  // namespace dcuda::protocol

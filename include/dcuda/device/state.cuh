@@ -1,0 +1,148 @@
+// dcuda_state: the per-rank state the thesis puts in shared memory (listing 3.2,
+// `__shared__ dcuda_state gst;`). After dcuda_gpu_init (where all threads help to zero it) only
+// thread 0 of the rank writes it, always before a block barrier, so the other threads read it
+// without atomics.
+#pragma once
+
+#include "dcuda/detail/protocol/device_context.h"
+#include "dcuda/detail/protocol/limits.h"
+#include "dcuda/detail/protocol/command_channel.h"
+#include "dcuda/detail/protocol/peer_ring.h"
+
+// How a rank reaches a target it sent to last (device/notified_access.cuh, target_route): the
+// route caches of dcuda_put(_notify) and of dcuda_notify each hold one.
+struct dcuda_cached_route {
+  std::int32_t target;      // world rank; -1: empty
+  std::uint32_t path;       // protocol::route to the target
+  std::uint32_t* counters;  // the target's notification counters (this GPU)
+  char* ring;               // the target's ring (another GPU of the node)
+  std::uint32_t ring_slot;  // this GPU's slot in the target's rings
+  std::uint32_t pad;
+};
+
+struct dcuda_state {
+  // Read by every thread of the rank. The fast path reads only shared memory (plus, when the
+  // route cache below misses, the two window entries): the context fields it needs are copied
+  // here at dcuda_gpu_init (each hop through the context in global memory would be a dependent
+  // L2 round trip, since every acquire load invalidates L1).
+  const dcuda_context* ctx;
+  std::uint32_t* notifications;              // ctx->device_notifications
+  dcuda::protocol::window_entry* windows;    // ctx->windows
+  dcuda::protocol::rank_route* rank_routes;  // ctx->rank_routes
+  dcuda::protocol::channel_view commands;    // ctx->commands (the network path's latency path)
+  std::int32_t device_rank;                  // blockIdx.x
+  std::int32_t world_rank;                   // rank_start + blockIdx.x
+  std::int32_t rank_start;                   // ctx->rank_start
+  std::int32_t world_size;                   // ctx->world_size
+  std::int32_t device_ranks;                 // ctx->device_ranks
+  std::int32_t process_count;                // ctx->process_count
+  std::uint32_t uses_network;                // ctx->uses_network
+  std::uint32_t windows_in_use;              // bit per window slot
+  std::uint32_t world_windows;               // bit per slot whose window is on DCUDA_COMM_WORLD
+  std::int32_t broadcast;                    // result thread 0 hands to the block
+  std::uint32_t node_barrier;                // ctx->node_barrier: world barriers meet on the GPUs
+  std::uint32_t generation[dcuda::protocol::max_windows];  // current generation of each slot
+
+  // The window entries and route of the last put (target's and own), for the handle and target
+  // below.
+  // Entries change only through dcuda_win_create/free, which every rank calls together and which
+  // give the window a new handle, so a hit needs no global load. Read and written by thread 0
+  // before a put's entry barrier (plan_put); read by every thread after it, up to the barrier
+  // that ends the put.
+  std::int32_t cached_window;  // handle, DCUDA_WIN_NONE when empty
+  std::int32_t cached_rank;    // the put's rank argument (in the window's communicator)
+  dcuda_cached_route put_route_cache;
+  std::uint64_t cached_target_base;
+  std::uint64_t cached_target_size;
+  std::uint64_t cached_own_base;
+  std::uint64_t cached_own_size;
+
+  // Read and written by thread 0 only. Kept apart from the fields above so that the compiler's
+  // merged 64-bit loads of neighbouring fields never mix the two groups (racecheck would flag
+  // thread 0's stores against the other threads' loads).
+  std::uint32_t barrier_episode;    // DCUDA_COMM_DEVICE barriers this rank has entered
+  std::uint32_t acks_requested;     // host round trips this rank has started
+  std::uint32_t waits_published;    // waits this rank has reported as long
+  std::uint32_t record_writes;      // stores of its wait_record (its version field)
+  std::uint32_t world_collectives;  // collectives over DCUDA_COMM_WORLD handed to the proxy
+  std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
+  std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
+  dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
+
+  // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
+  // one; counter_acquired[tag] is the counter value up to which an acquire load has made the
+  // counted notifications' data visible (records from the rings need none: a fenced one is read
+  // with acquire when it is taken, a carried one brings its data).
+  char* rings;                           // this rank's first ring (ring_peers of them, one per GPU)
+  std::uint32_t* ring_tails;             // this GPU's tickets, per slot (target)
+  const std::uint32_t* ring_taken_here;  // how far each target has taken this GPU's records
+  std::uint32_t ring_peers;              // other GPUs of the node (0: no rings)
+  std::uint32_t peer_fence_owed;  // 1 after a plain put to a peer GPU: the next record fences
+  std::uint32_t ring_head[dcuda::protocol::max_peer_gpus];    // next ticket to take, per ring
+  std::uint32_t* ring_taken[dcuda::protocol::max_peer_gpus];  // where to publish ring_head
+  std::uint32_t counter_acquired[dcuda::protocol::tag_count];
+  std::uint64_t own_window_base[dcuda::protocol::max_windows];  // DCUDA_COMM_WORLD windows
+};
+
+namespace dcuda::device {
+
+// A read of a dcuda_state field by thread 0 outside the barriers that order thread 0's writes for
+// the other threads (before a call's entry barrier). Volatile, so that the compiler cannot turn it
+// into a speculative read that every thread of the warp performs: the other threads may read the
+// field only after the barrier, and racecheck would rightly report them.
+template <typename T>
+__device__ inline T owner_read(const T& field) {
+  return *const_cast<const volatile T*>(&field);
+}
+
+// A ticket thread 0 takes ahead of a call's entry barrier, so that the atomic's round trip
+// overlaps the barrier and the argument checks: of a peer ring (device/peer_ring.cuh; `seen`: how
+// far the target had taken the ring) or of the command channel (device/channel_send.cuh; `seen`:
+// the consumer's position as this GPU's cached copy showed it). The route it was taken for says
+// which. A ticket taken is always used, or the checks stop the run: an entry or record left
+// empty would stall its reader.
+struct held_ticket {
+  std::uint32_t ticket;
+  std::uint32_t seen;
+  bool held;          // false: none taken yet
+  bool ring = false;  // of a peer ring (otherwise of the command channel)
+};
+
+// The increment of a ticket atomic, written as laneid + 1 (1 on lane 0, the only lane that takes
+// tickets): with an operand the same on every lane, ptxas combines the atomics of a warp into one
+// and shuffles the result to the lanes right away, which makes the warp wait for the atomic where
+// it is issued (before the entry barrier) instead of where its result is used.
+__device__ inline std::uint32_t lane_ticket_increment() {
+  std::uint32_t lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane + 1u;
+}
+
+// The ticket atomic of a peer ring or of the command channel (thread 0): the counter's value
+// before this rank's increment.
+__device__ inline std::uint32_t take_ticket_from(std::uint32_t* counter) {
+  std::uint32_t ticket;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(ticket)
+               : "l"(counter), "r"(lane_ticket_increment())
+               : "memory");
+  return ticket;
+}
+
+// Makes the caller's arguments opaque to the compiler (an empty asm that "changes" them; no
+// instruction): what a dcuda call derives from its arguments is then computed in the call, not
+// once before a loop that calls it with the same arguments, where it would stay live across the
+// whole loop and spill to local memory, whose loads then sit on the latency path
+// (docs/performance.md, "Peer latency").
+// One asm for all of a call's arguments (separate ones would order the values among themselves).
+__device__ inline void opaque_arguments(int& a, int& b) {
+  asm volatile("" : "+r"(a), "+r"(b));
+}
+__device__ inline void opaque_arguments(int& a, int& b, int& c, int& d) {
+  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+}
+__device__ inline void opaque_arguments(int& a, int& b, int& c, int& d, int& e) {
+  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e));
+}
+
+}  // namespace dcuda::device
