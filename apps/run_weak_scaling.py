@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Weak scaling of the case studies (issues 4 and 5): every version of each application on any
+"""Weak scaling of the case studies: every version of each application on any
 GPU counts (1, 2, 4 by default; 8 on an 8-GPU machine), the same problem size per GPU, several
 runs each.
 
