@@ -92,7 +92,7 @@ dcuda_host_context& checked(const char* call, dcuda_host_context_handle ctx) {
 }
 
 // What dcuda_host_init says about the set-up at DCUDA_DEBUG=INFO.
-std::string describe_setup(const dcuda_rank_info& info, int threads_per_rank) {
+std::string describe_setup(const dcuda_rank_info& info) {
   int device = -1;
   cudaDeviceProp properties{};
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -100,9 +100,8 @@ std::string describe_setup(const dcuda_rank_info& info, int threads_per_rank) {
     cudaGetLastError();
     properties.name[0] = '\0';
   }
-  return "GPU " + std::to_string(device) + " (" + properties.name + ") runs " +
-         std::to_string(info.rank_responsible) + " ranks of " + std::to_string(threads_per_rank) +
-         " threads: world ranks " + std::to_string(info.rank_start) + ".." +
+  return "GPU " + std::to_string(device) + " (" + properties.name + "): world ranks " +
+         std::to_string(info.rank_start) + ".." +
          std::to_string(info.rank_start + info.rank_responsible - 1) + " of " +
          std::to_string(info.rank_count) + "; process " + std::to_string(info.process_index) +
          " of " + std::to_string(info.process_count) + ", node " + std::to_string(info.node_index) +
@@ -169,7 +168,12 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
     // The handle is the C API's owning pointer; dcuda_host_finish takes ownership back.
     auto context = std::make_unique<dcuda_host_context>(settings, kernel, threads_per_rank);
     dcuda::runtime::set_process_index(context->rank_info().process_index);
-    dcuda::runtime::info(describe_setup(context->rank_info(), threads_per_rank));
+    dcuda::runtime::info(describe_setup(context->rank_info()));
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess) {
+      dcuda::runtime::info(dcuda::runtime::describe_launch(kernel, device, threads_per_rank,
+                                                           context->rank_info().rank_responsible));
+    }
     live_contexts().insert(context.get());
     *ctx = context.release();
     dcuda::runtime::trace("dcuda_host_init: done");

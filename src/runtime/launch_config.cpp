@@ -1,6 +1,7 @@
 #include "runtime/launch_config.h"
 
 #include <algorithm>
+#include <climits>
 #include <string>
 
 #include "runtime/error.h"
@@ -58,6 +59,52 @@ launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_ran
   launch_config config{resident - reserved_blocks, per_sm, properties.multiProcessorCount};
   if (max_ranks) config.ranks = std::min(config.ranks, *max_ranks);
   return config;
+}
+
+std::string describe_launch(dcuda_kernel_t kernel, int device, int threads_per_rank, int ranks) {
+  cudaDeviceProp properties{};
+  cudaFuncAttributes uses{};
+  int per_sm = 0;
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess ||
+      cudaFuncGetAttributes(&uses, reinterpret_cast<const void*>(kernel)) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel),
+                                                    threads_per_rank, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return "launch: " + std::to_string(ranks) + " ranks of " + std::to_string(threads_per_rank) +
+           " threads (the occupancy query failed)";
+  }
+  // Each resource's own bound on blocks per multiprocessor (before allocation granularity, so
+  // an estimate); the smallest is what limits the ranks.
+  const auto bound = [](long available, long per_block) {
+    return per_block > 0 ? available / per_block : long{INT_MAX};
+  };
+  const std::pair<long, std::string> bounds[] = {
+      {bound(properties.maxThreadsPerMultiProcessor, threads_per_rank),
+       "threads (" + std::to_string(properties.maxThreadsPerMultiProcessor) +
+           " per multiprocessor)"},
+      {bound(properties.regsPerMultiprocessor, static_cast<long>(uses.numRegs) * threads_per_rank),
+       "registers (" + std::to_string(uses.numRegs) + " per thread, " +
+           std::to_string(properties.regsPerMultiprocessor) + " per multiprocessor)"},
+      {bound(static_cast<long>(properties.sharedMemPerMultiprocessor),
+             static_cast<long>(uses.sharedSizeBytes)),
+       "shared memory (" + std::to_string(uses.sharedSizeBytes) + " bytes per rank, " +
+           std::to_string(properties.sharedMemPerMultiprocessor) + " per multiprocessor)"},
+      {properties.maxBlocksPerMultiProcessor,
+       "blocks (" + std::to_string(properties.maxBlocksPerMultiProcessor) +
+           " per multiprocessor)"}};
+  const auto* limit =
+      std::min_element(std::begin(bounds), std::end(bounds),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+  const int resident = per_sm * properties.multiProcessorCount;
+  std::string text = "launch: " + std::to_string(ranks) + " ranks of " +
+                     std::to_string(threads_per_rank) + " threads; " + std::to_string(per_sm) +
+                     " fit a multiprocessor, limited by " + limit->second + ", x " +
+                     std::to_string(properties.multiProcessorCount) +
+                     " multiprocessors = " + std::to_string(resident);
+  if (ranks < resident) {
+    text += " (the rest kept back: DCUDA_RANKS_PER_DEVICE, or the delivery agent's block)";
+  }
+  return text;
 }
 
 }  // namespace dcuda::runtime
