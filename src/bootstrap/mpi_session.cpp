@@ -10,7 +10,8 @@ void throw_mpi_error(int code, const char* call) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw runtime::error(std::string(call) + " failed: " + std::string(text, length));
+  throw runtime::error(DCUDA_ERROR_MPI,
+                       std::string(call) + " failed: " + std::string(text, length));
 }
 
 mpi_session::mpi_session(int* argc, char*** argv) {
@@ -21,12 +22,17 @@ mpi_session::mpi_session(int* argc, char*** argv) {
   } else {
     DCUDA_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level_));
     initialised_here_ = true;
+    // dcuda owns MPI_COMM_WORLD here: its failures become dcuda errors (DCUDA_ERROR_MPI) instead
+    // of aborting the job from inside MPI. (Where the program initialised MPI, its handler
+    // stays; dcuda's own communicators return errors either way.)
+    DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   }
   if (thread_level_ < MPI_THREAD_SERIALIZED) {
     throw runtime::error(
+        DCUDA_ERROR_MPI,
         "dcuda_host_init: MPI provides thread level " + std::to_string(thread_level_) +
-        "; dcuda needs MPI_THREAD_SERIALIZED or more (initialise MPI with MPI_Init_thread, or "
-        "let dcuda initialise it)");
+            "; dcuda needs MPI_THREAD_SERIALIZED or more (initialise MPI with MPI_Init_thread, or "
+            "let dcuda initialise it)");
   }
 }
 

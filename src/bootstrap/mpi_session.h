@@ -21,7 +21,9 @@ class mpi_session {
   int thread_level_ = MPI_THREAD_SINGLE;
 };
 
-// Checks an MPI call; the message carries the call as written and MPI's error text.
+// Checks an MPI call; the message carries the call as written and MPI's error text, the code
+// DCUDA_ERROR_MPI. Only calls on communicators with MPI_ERRORS_RETURN (dcuda's own) return a
+// failure at all; under MPI's default handler the job aborts inside the call.
 [[noreturn]] void throw_mpi_error(int code, const char* call);
 
 }  // namespace dcuda::bootstrap

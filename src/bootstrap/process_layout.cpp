@@ -15,6 +15,7 @@ process_layout discover_layout(MPI_Comm world) {
   MPI_Comm node = MPI_COMM_NULL;
   DCUDA_MPI_CHECK(
       MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, layout.process_index, MPI_INFO_NULL, &node));
+  DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
   DCUDA_MPI_CHECK(MPI_Comm_size(node, &layout.local_count));
   DCUDA_MPI_CHECK(MPI_Comm_rank(node, &layout.local_index));
 
@@ -24,6 +25,7 @@ process_layout discover_layout(MPI_Comm world) {
                                  layout.process_index, &leaders));
   int numbering[2] = {0, 0};  // node index, node count
   if (leaders != MPI_COMM_NULL) {
+    DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(leaders, MPI_ERRORS_RETURN));
     DCUDA_MPI_CHECK(MPI_Comm_rank(leaders, &numbering[0]));
     DCUDA_MPI_CHECK(MPI_Comm_size(leaders, &numbering[1]));
     DCUDA_MPI_CHECK(MPI_Comm_free(&leaders));

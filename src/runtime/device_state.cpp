@@ -89,9 +89,10 @@ void device_state::set_rank_routes(const std::vector<protocol::rank_route>& rout
 
 void device_state::allocate_rings(const protocol::ring_memory_layout& layout) {
   if (layout.peer_gpus > protocol::max_peer_gpus) {
-    throw dcuda::runtime::error("dcuda_host_init: " + std::to_string(layout.peer_gpus + 1) +
-                                " GPUs on one node; dcuda supports at most " +
-                                std::to_string(protocol::max_peer_gpus + 1));
+    throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
+                                "dcuda_host_init: " + std::to_string(layout.peer_gpus + 1) +
+                                    " GPUs on one node; dcuda supports at most " +
+                                    std::to_string(protocol::max_peer_gpus + 1));
   }
   ring_memory_ = device_array<char>(layout.peer_gpus == 0 ? 0 : layout.bytes());
   context_.ring_memory = ring_memory_.get();

@@ -28,14 +28,15 @@ int select_device(const std::optional<int>& chosen, const process_group* group) 
   const int device = chosen.value_or(local_index);
   if (device >= count) {
     if (chosen) {
-      throw error("dcuda_host_init: GPU " + std::to_string(device) +
-                  " (DCUDA_DEVICE / --dcuda-device) does not exist; " + std::to_string(count) +
-                  " GPU(s) found");
+      throw error(DCUDA_ERROR_SETTING, "dcuda_host_init: GPU " + std::to_string(device) +
+                                           " (DCUDA_DEVICE / --dcuda-device) does not exist; " +
+                                           std::to_string(count) + " GPU(s) found");
     }
-    throw error("dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
-                std::to_string(group->layout().local_count) + " on its node, which takes GPU " +
-                std::to_string(device) + ", but the node has " + std::to_string(count) +
-                " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
+    throw error(DCUDA_ERROR_INVALID_STATE,
+                "dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
+                    std::to_string(group->layout().local_count) + " on its node, which takes GPU " +
+                    std::to_string(device) + ", but the node has " + std::to_string(count) +
+                    " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
   }
   DCUDA_CUDA_CHECK(cudaSetDevice(device));
   return device;
@@ -235,10 +236,11 @@ void dcuda_host_context::share_memory(void* allocation) {
       std::ostringstream text;
       text << "pointer " << allocation << " is not inside a cudaMalloc allocation of this process ("
            << e.what() << ")";
-      throw dcuda::runtime::error(text.str());
+      throw dcuda::runtime::error(DCUDA_ERROR_INVALID_ARGUMENT, text.str());
     }
     const std::optional<std::uint64_t> id = allocation_id(range.base);
-    if (!id) throw error("the CUDA driver does not know the allocation it just found");
+    if (!id)
+      throw error(DCUDA_ERROR_CUDA, "the CUDA driver does not know the allocation it just found");
     shared_allocations_.push_back({range.base, range.size, *id});
   }
   if (group_ && group_->layout().process_count > 1) group_->share_memory(allocation);
@@ -252,13 +254,14 @@ void dcuda_host_context::check_shared_allocations() const {
          << " bytes) that dcuda_host_share_memory shared has been freed; shared memory must stay "
             "allocated until dcuda_host_finish (the other processes of the node keep it mapped "
             "and would write into whatever is there now)";
-    throw error(text.str());
+    throw error(DCUDA_ERROR_INVALID_STATE, text.str());
   }
 }
 
 double dcuda_host_context::run(void* user_data, std::size_t size) {
   if (size > 0 && user_data == nullptr) {
-    throw error("dcuda_host_run: gpu_data is NULL but gpu_size is " + std::to_string(size));
+    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
+                "dcuda_host_run: gpu_data is NULL but gpu_size is " + std::to_string(size));
   }
   check_shared_allocations();
   if (user_data_.size() < size) user_data_ = device_array<char>(size);
@@ -289,6 +292,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   cuda_event finished;
   run_outcome outcome;
   std::string proxy_failure;  // written by the proxy thread, read after it has been joined
+  dcuda_error_code proxy_failure_code = DCUDA_ERROR_INTERNAL;
   {
     std::uint32_t* acks = state_.host_acks();
     network_proxy* remote = network ? &*network : nullptr;
@@ -302,6 +306,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
           } catch (const std::exception& failure) {
             // The ranks cannot go on without their proxy: stop them, report after the run.
             proxy_failure = failure.what();
+            proxy_failure_code = code_of(failure);
             state_.request_abort();
             return false;
           }
@@ -328,18 +333,20 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   const protocol::error_report& report = state_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {
-    throw error("dcuda_host_run: " + describe_error(report) + "; the run was stopped");
+    throw error(code_of(report),
+                "dcuda_host_run: " + describe_error(report) + "; the run was stopped");
   }
   // After the device's own report and the watchdog's: a rank's misuse, or the abort after a
   // standstill, stops the kernel, and the proxy's next CUDA call then fails only because of it.
   if (outcome.hang_report) {
-    throw error(*outcome.hang_report + "the run was stopped" +
-                (proxy_failure.empty() ? "" : " (then the host proxy: " + proxy_failure + ")"));
+    throw error(DCUDA_ERROR_TIMEOUT,
+                *outcome.hang_report + "the run was stopped" +
+                    (proxy_failure.empty() ? "" : " (then the host proxy: " + proxy_failure + ")"));
   }
   if (!proxy_failure.empty()) {
-    throw error("dcuda_host_run: host proxy of process " +
-                std::to_string(rank_info_.process_index) + ": " + proxy_failure +
-                "; the run was stopped");
+    throw error(proxy_failure_code, "dcuda_host_run: host proxy of process " +
+                                        std::to_string(rank_info_.process_index) + ": " +
+                                        proxy_failure + "; the run was stopped");
   }
   if (outcome.kernel_status != cudaSuccess) {
     throw_cuda_error(outcome.kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");

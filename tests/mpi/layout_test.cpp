@@ -1,9 +1,12 @@
 // Bootstrap: where each process stands, and which world ranks it owns.
+#include <cstring>
 #include <string>
 
 #include "bootstrap/mpi_cuda_support.h"
+#include "bootstrap/mpi_session.h"
 #include "bootstrap/process_layout.h"
 #include "mpi_test_main.h"
+#include "runtime/error.h"
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -57,4 +60,27 @@ DCUDA_TEST(mpi_cuda_support_is_asked_and_reported) {
 #endif
   // The image's and CI's Open MPI are not CUDA-aware (DESIGN.md section 3); a CUDA-aware build
   // answers yes above, which is why this case checks consistency, not a fixed answer.
+}
+
+// dcuda initialised MPI here (main.cpp): MPI_COMM_WORLD and the communicators dcuda makes return
+// errors, and the check turns them into DCUDA_ERROR_MPI with MPI's own text.
+DCUDA_TEST(mpi_failure_becomes_an_mpi_error) {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  DCUDA_CHECK_EQ(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler), MPI_SUCCESS);
+  DCUDA_CHECK(handler == MPI_ERRORS_RETURN);
+  MPI_Errhandler_free(&handler);
+  int processes = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  int value = 0;
+  try {
+    DCUDA_MPI_CHECK(MPI_Send(&value, 1, MPI_INT, processes + 5, 0, MPI_COMM_WORLD));
+    throw dcuda_test::failure("MPI_Send to a rank that does not exist succeeded");
+  } catch (const dcuda::runtime::error& e) {
+    DCUDA_CHECK_EQ(e.code(), DCUDA_ERROR_MPI);
+    const std::string text = e.what();
+    DCUDA_CHECK(
+        text.rfind("MPI_Send(&value, 1, MPI_INT, processes + 5, 0, MPI_COMM_WORLD) failed: ", 0) ==
+        0);
+    DCUDA_CHECK(text.size() > std::strlen("MPI_Send(...) failed: "));  // MPI's own text follows
+  }
 }
