@@ -80,6 +80,8 @@ settings read_settings(const std::vector<std::string>& arguments,
   static constexpr setting_name network{"DCUDA_FORCE_NETWORK", "--dcuda-force-network="};
   static constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
   static constexpr setting_name trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
+  static constexpr setting_name shared_gpus{"DCUDA_ALLOW_SHARED_GPUS",
+                                            "--dcuda-allow-shared-gpus="};
   static constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER",
                                              "--dcuda-host-world-barrier="};
 
@@ -100,6 +102,9 @@ settings read_settings(const std::vector<std::string>& arguments,
     result.verbose = parse_switch(verbose, *value);
   }
   if (auto value = lookup(trace, arguments, environment)) result.network_trace = *value;
+  if (auto value = lookup(shared_gpus, arguments, environment)) {
+    result.allow_shared_gpus = parse_switch(shared_gpus, *value);
+  }
   if (auto value = lookup(host_barrier, arguments, environment)) {
     result.host_world_barrier = parse_switch(host_barrier, *value);
   }

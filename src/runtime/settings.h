@@ -16,6 +16,8 @@ struct settings {
   double report_wait_after_s = 0.05;        // a device wait this old publishes its state
   bool force_network = false;  // DCUDA_FORCE_NETWORK / --dcuda-force-network=1: no peer path
   bool verbose = false;        // DCUDA_VERBOSE / --dcuda-verbose=1: print the path to each process
+  bool allow_shared_gpus = false;   // DCUDA_ALLOW_SHARED_GPUS / --dcuda-allow-shared-gpus=1: no
+                                    // warning where processes of a node share a GPU
   bool host_world_barrier = false;  // DCUDA_HOST_WORLD_BARRIER / --dcuda-host-world-barrier=1:
                                     // world barriers through the host proxies even within a node
   std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
