@@ -10,6 +10,7 @@
 #include "bootstrap/cpu_placement.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cpu_timers.h"
+#include "runtime/diagnostics.h"
 #include "runtime/driver_api.h"
 #include "runtime/error_text.h"
 #include "runtime/network_proxy.h"
@@ -19,27 +20,23 @@
 namespace dcuda::runtime {
 namespace {
 
-// The GPU of this process: the one the settings name, else the one its index among the
-// processes of its node names.
-int select_device(const std::optional<int>& chosen, const process_group* group) {
+// The GPU of this process (bootstrap::choose_gpu): the one the settings name, else its index
+// among the processes of its node modulo the GPUs it sees.
+int select_device(const std::optional<int>& chosen, const process_group* group, bool verbose) {
   int count = 0;
-  DCUDA_CUDA_CHECK(cudaGetDeviceCount(&count));
-  const int local_index = group != nullptr ? group->layout().local_index : 0;
-  const int device = chosen.value_or(local_index);
-  if (device >= count) {
-    if (chosen) {
-      throw error(DCUDA_ERROR_SETTING, "dcuda_host_init: GPU " + std::to_string(device) +
-                                           " (DCUDA_DEVICE / --dcuda-device) does not exist; " +
-                                           std::to_string(count) + " GPU(s) found");
-    }
-    throw error(DCUDA_ERROR_INVALID_STATE,
-                "dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
-                    std::to_string(group->layout().local_count) + " on its node, which takes GPU " +
-                    std::to_string(device) + ", but the node has " + std::to_string(count) +
-                    " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorNoDevice) {
+    cudaGetLastError();  // no GPU is an answer here: choose_gpu says so
+    count = 0;
+  } else {
+    DCUDA_CUDA_CHECK(status);
   }
-  DCUDA_CUDA_CHECK(cudaSetDevice(device));
-  return device;
+  const int local_index = group != nullptr ? group->layout().local_index : 0;
+  const dcuda::bootstrap::gpu_choice choice =
+      dcuda::bootstrap::choose_gpu(local_index, count, chosen);
+  DCUDA_CUDA_CHECK(cudaSetDevice(choice.device));
+  if (verbose) info("takes GPU " + std::to_string(choice.device) + " (" + choice.reason + ")");
+  return choice.device;
 }
 
 // Resident blocks to keep back from the ranks for the delivery agent, which the kernel runs
@@ -178,7 +175,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
       group_(process_group::join_if_launched()),
-      device_(select_device(settings.device, group_.get())),
+      device_(select_device(settings.device, group_.get(), settings.verbose)),
       launch_(
           plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device,
                       blocks_for_delivery_agent(group_.get(), device_, settings.force_network))),
@@ -196,6 +193,10 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
         1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
       outgoing_staging_.emplace(staging_bytes);
       incoming_staging_.emplace(staging_bytes);
+    }
+    if (!settings.allow_shared_gpus && !group_->shared_gpu_warning().empty()) {
+      std::fputs(group_->shared_gpu_warning().c_str(), stderr);
+      std::fflush(stderr);
     }
     if (settings.verbose) {
       const std::string barrier =

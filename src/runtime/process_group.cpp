@@ -34,6 +34,7 @@ struct process_card {
   std::int32_t node;
   std::int32_t force_network;
   char pci_bus_id[32];
+  unsigned char gpu_uuid[16];  // tells two processes on one GPU apart from two on MIG slices of it
 };
 
 bool can_reach(int device, const char* their_bus_id) {
@@ -67,6 +68,10 @@ void process_group::decide_paths(int device, bool force_network) {
   mine.node = layout_.node_index;
   mine.force_network = force_network ? 1 : 0;
   DCUDA_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.pci_bus_id, sizeof mine.pci_bus_id, device));
+  cudaDeviceProp properties{};
+  DCUDA_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  static_assert(sizeof properties.uuid.bytes == sizeof mine.gpu_uuid);
+  std::memcpy(mine.gpu_uuid, properties.uuid.bytes, sizeof mine.gpu_uuid);
 
   std::vector<process_card> cards(static_cast<std::size_t>(layout_.process_count));
   DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
@@ -74,6 +79,13 @@ void process_group::decide_paths(int device, bool force_network) {
   routes_.assign(cards.size(), protocol::route::network);
   gpu_names_.clear();
   nodes_.clear();
+  std::vector<bootstrap::gpu_owner> owners;
+  for (const process_card& card : cards) {
+    owners.push_back(
+        {card.node, std::string(reinterpret_cast<const char*>(card.gpu_uuid), sizeof card.gpu_uuid),
+         card.pci_bus_id});
+  }
+  shared_gpu_warning_ = bootstrap::shared_gpu_warning(owners, layout_.process_index);
   for (std::size_t p = 0; p < cards.size(); ++p) {
     const process_card& card = cards[p];
     gpu_names_.push_back(std::string("GPU ") + card.pci_bus_id);

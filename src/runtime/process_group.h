@@ -67,6 +67,10 @@ class process_group {
   // order), where its leader writes its word in that process's board.
   std::vector<std::uint64_t*> board_out() const;
 
+  // After decide_paths: a `dcuda: warning:` line where this process is the first of several on
+  // one GPU of its node (bootstrap::shared_gpu_warning); empty otherwise.
+  const std::string& shared_gpu_warning() const { return shared_gpu_warning_; }
+
   const bootstrap::rank_layout& ranks() const { return ranks_; }
   protocol::route route_to_process(int process) const {
     return routes_[static_cast<std::size_t>(process)];
@@ -84,7 +88,8 @@ class process_group {
   std::vector<char*> ring_memory_;       // per process, in this GPU's address space (or null)
   std::vector<std::string> gpu_names_;   // per process: "GPU <bus id>"
   std::vector<int> nodes_;               // per process
-  std::vector<std::uint8_t> peers_;      // [process][process]: both chose the peer path
+  std::string shared_gpu_warning_;
+  std::vector<std::uint8_t> peers_;  // [process][process]: both chose the peer path
   peer_mappings mapped_rings_;
 
   // What exchange_exports returns for one process: the allocation it offered, mapped into this

@@ -92,8 +92,9 @@ constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
 constexpr setting_name debug{"DCUDA_DEBUG", "--dcuda-debug="};
 constexpr setting_name network_trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
 constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER", "--dcuda-host-world-barrier="};
-constexpr setting_name all_settings[] = {device,  ranks, timeout,       network,
-                                         verbose, debug, network_trace, host_barrier};
+constexpr setting_name shared_gpus{"DCUDA_ALLOW_SHARED_GPUS", "--dcuda-allow-shared-gpus="};
+constexpr setting_name all_settings[] = {device, ranks,         timeout,      network,    verbose,
+                                         debug,  network_trace, host_barrier, shared_gpus};
 
 // Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
 constexpr const char* other_known_variables[] = {
@@ -205,6 +206,9 @@ settings read_settings(const std::vector<std::string>& arguments,
   if (result.verbose) result.debug = std::max(result.debug, log_level::info);
   result.verbose = result.debug >= log_level::info;
   if (auto value = lookup(network_trace, arguments, environment)) result.network_trace = *value;
+  if (auto value = lookup(shared_gpus, arguments, environment)) {
+    result.allow_shared_gpus = parse_switch(shared_gpus, *value);
+  }
   if (auto value = lookup(host_barrier, arguments, environment)) {
     result.host_world_barrier = parse_switch(host_barrier, *value);
   }

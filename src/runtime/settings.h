@@ -22,6 +22,8 @@ struct settings {
                                // print the path to each process
   log_level debug = log_level::warn;  // DCUDA_DEBUG / --dcuda-debug=WARN|INFO|TRACE (any case);
                                       // DCUDA_VERBOSE=1 raises it to INFO
+  bool allow_shared_gpus = false;     // DCUDA_ALLOW_SHARED_GPUS / --dcuda-allow-shared-gpus=1: no
+                                      // warning where processes of a node share a GPU
   bool host_world_barrier = false;    // DCUDA_HOST_WORLD_BARRIER / --dcuda-host-world-barrier=1:
                                       // world barriers through the host proxies even within a node
   std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's

@@ -1,5 +1,6 @@
 // Bootstrap: where each process stands, and which world ranks it owns.
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "bootstrap/mpi_cuda_support.h"
@@ -22,6 +23,32 @@ DCUDA_TEST(layout_numbers_processes_and_nodes) {
   DCUDA_CHECK_EQ(layout.node_index, 0);
   DCUDA_CHECK_EQ(layout.local_count, layout.process_count);
   DCUDA_CHECK_EQ(layout.local_index, layout.process_index);
+}
+
+DCUDA_TEST(node_local_position_matches_a_shared_memory_split) {
+  const process_layout layout = discover_layout(MPI_COMM_WORLD);
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int split_index = -1;
+  int split_count = -1;
+  MPI_Comm_rank(node, &split_index);
+  MPI_Comm_size(node, &split_count);
+  MPI_Comm_free(&node);
+  DCUDA_CHECK_EQ(layout.local_index, split_index);
+  DCUDA_CHECK_EQ(layout.local_count, split_count);
+  // The launcher (Open MPI's mpirun, MPICH's Hydra, srun) says the same, so nothing is warned.
+  const std::optional<launcher_position> launcher = read_launcher_position(launcher_environment());
+  DCUDA_CHECK(launcher.has_value());
+  DCUDA_CHECK_EQ(launcher->index, split_index);
+  if (launcher->count) DCUDA_CHECK_EQ(*launcher->count, split_count);
+  DCUDA_CHECK(
+      launcher_disagreement(layout.process_index, layout.local_index, layout.local_count, launcher)
+          .empty());
+  // Every process of the node takes a GPU of its own where there are as many (and GPU 0 where
+  // each sees one).
+  DCUDA_CHECK_EQ(choose_gpu(layout.local_index, layout.local_count, std::nullopt).device,
+                 layout.local_index);
+  DCUDA_CHECK_EQ(choose_gpu(layout.local_index, 1, std::nullopt).device, 0);
 }
 
 DCUDA_TEST(rank_counts_may_differ_between_processes) {
