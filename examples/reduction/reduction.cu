@@ -3,8 +3,8 @@
 // one thread (in the listing every thread of the block adds it, which races), and the result is
 // checked against a sum computed on the CPU.
 //
-//   build/apps/reduction/reduction            # all resident ranks
-//   DCUDA_RANKS_PER_DEVICE=8 build/apps/reduction/reduction
+//   build/examples/reduction/reduction        # all resident ranks
+//   DCUDA_RANKS_PER_DEVICE=8 build/examples/reduction/reduction
 #include <cmath>
 #include <cstdlib>
 #include <iostream>

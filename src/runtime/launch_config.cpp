@@ -49,14 +49,19 @@ launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_ran
                     std::to_string(threads_per_rank) +
                     ") so that the compiler fits it, or lower threads_per_rank");
   }
-  const int resident = per_sm * properties.multiProcessorCount;
+  return plan_ranks(per_sm, properties.multiProcessorCount, max_ranks, reserved_blocks);
+}
+
+launch_config plan_ranks(int ranks_per_sm, int multiprocessors, std::optional<int> max_ranks,
+                         int reserved_blocks) {
+  const int resident = ranks_per_sm * multiprocessors;
   if (resident <= reserved_blocks) {
     throw error(DCUDA_ERROR_INVALID_ARGUMENT,
                 "dcuda_host_init: " + std::to_string(resident) +
                     " resident block(s) of the kernel leave no room for a rank beside the delivery "
                     "agent; lower threads_per_rank or the kernel's resource use");
   }
-  launch_config config{resident - reserved_blocks, per_sm, properties.multiProcessorCount};
+  launch_config config{resident - reserved_blocks, ranks_per_sm, multiprocessors};
   if (max_ranks) config.ranks = std::min(config.ranks, *max_ranks);
   return config;
 }

@@ -27,4 +27,10 @@ launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_ran
 // multiprocessor of `device` and which resource limits them, and how many of them are `ranks`.
 std::string describe_launch(dcuda_kernel_t kernel, int device, int threads_per_rank, int ranks);
 
+// The ranks of a GPU whose `multiprocessors` each hold `ranks_per_sm` blocks of the kernel, once
+// `reserved_blocks` are kept back for the delivery agent; apart from plan_launch so that
+// dcuda-info answers for kernels it only knows by their resource use.
+launch_config plan_ranks(int ranks_per_sm, int multiprocessors, std::optional<int> max_ranks,
+                         int reserved_blocks);
+
 }  // namespace dcuda::runtime
