@@ -19,58 +19,6 @@
 namespace dcuda::runtime {
 namespace {
 
-// The GPU of this process: the one the settings name, else the one its index among the
-// processes of its node names.
-int select_device(const std::optional<int>& chosen, const process_group* group) {
-  int count = 0;
-  DCUDA_CUDA_CHECK(cudaGetDeviceCount(&count));
-  const int local_index = group != nullptr ? group->layout().local_index : 0;
-  const int device = chosen.value_or(local_index);
-  if (device >= count) {
-    if (chosen) {
-      throw error("dcuda_host_init: GPU " + std::to_string(device) +
-                  " (DCUDA_DEVICE / --dcuda-device) does not exist; " + std::to_string(count) +
-                  " GPU(s) found");
-    }
-    throw error("dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
-                std::to_string(group->layout().local_count) + " on its node, which takes GPU " +
-                std::to_string(device) + ", but the node has " + std::to_string(count) +
-                " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
-  }
-  DCUDA_CUDA_CHECK(cudaSetDevice(device));
-  return device;
-}
-
-// Resident blocks to keep back from the ranks for the delivery agent, which the kernel runs
-// beside them when some rank is reached through the network (device/delivery_agent.cuh). Decides
-// the paths first (collective). Kept back unless every process reaches every other by the peer
-// path, an answer every process shares, so that every GPU of a uniform node runs as many ranks;
-// on a node of NVLink peers no block would run there (one SM of the GPU idle).
-int blocks_for_delivery_agent(process_group* group, int device, bool force_network) {
-  if (group == nullptr) return 0;
-  group->decide_paths(device, force_network);
-  return group->layout().process_count > 1 && !group->all_peers() ? 1 : 0;
-}
-
-world_shape shape_of(process_group* group, int device_ranks) {
-  if (group == nullptr) return {device_ranks, device_ranks, 0, 1, 0};
-  group->share_rank_counts(device_ranks);
-  const int me = group->layout().process_index;
-  return {device_ranks, group->ranks().world_size(), group->ranks().rank_start(me),
-          group->layout().process_count, me};
-}
-
-// Every rank on this GPU: one process alone.
-std::vector<protocol::rank_route> local_routes(const device_state& state) {
-  std::vector<protocol::rank_route> routes(static_cast<std::size_t>(state.shape().device_ranks));
-  for (std::size_t r = 0; r < routes.size(); ++r) {
-    routes[r] = {};
-    routes[r].counters = state.device_notifications() + r * protocol::tag_count;
-    routes[r].path = static_cast<std::uint32_t>(protocol::route::local);
-  }
-  return routes;
-}
-
 // Prints log lines as "[rank R] text" (or "[rank R thread T] text") on standard output.
 bool print_log_lines(channel_consumer& logs) {
   bool any = false;
@@ -176,45 +124,32 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     : settings_(settings),
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
-      group_(process_group::join_if_launched()),
-      device_(select_device(settings.device, group_.get())),
-      launch_(
-          plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device,
-                      blocks_for_delivery_agent(group_.get(), device_, settings.force_network))),
-      state_(shape_of(group_.get(), launch_.ranks), settings.report_wait_after_s) {
+      placement_(place_process(settings.device)),
+      paths_(decide_paths(placement_, settings.force_network)),
+      counts_(
+          count_ranks(placement_, paths_, kernel, threads_per_rank, settings.max_ranks_per_device)),
+      rings_(paths_, counts_.ranks, settings.host_world_barrier),
+      state_(counts_.shape, rings_.wiring(), route_ranks(paths_, counts_, rings_),
+             settings.report_wait_after_s) {
   const world_shape& shape = state_.shape();
-  if (group_) {
-    state_.allocate_rings(group_->ring_layout());
-    group_->share_rings(state_.ring_memory());
-    state_.set_ring_taken(group_->ring_taken());
-    // Every process must choose alike: all_peers is the same everywhere, the setting may not be.
-    const bool through_hosts = group_->any_process(settings.host_world_barrier);
-    if (group_->all_peers() && !through_hosts) state_.set_node_barrier(group_->board_out());
-    state_.set_rank_routes(group_->rank_routes(state_.device_notifications()));
-    if (shape.process_count >
-        1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
-      outgoing_staging_.emplace(staging_bytes);
-      incoming_staging_.emplace(staging_bytes);
-    }
-    if (settings.verbose) {
-      const std::string barrier =
-          group_->layout().process_count < 2
-              ? std::string()
-              : std::string("dcuda: barriers of DCUDA_COMM_WORLD meet ") +
-                    (state_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
-                                            : "through the host proxies\n");
-      const std::string paths =
-          group_->describe_paths() + barrier +
-          dcuda::bootstrap::describe_cpu_placement(group_->layout().process_index,
-                                                   dcuda::bootstrap::allowed_cpus());
-      std::fwrite(paths.data(), 1, paths.size(), stderr);
-      std::fflush(stderr);
-    }
-  } else {
-    state_.set_rank_routes(local_routes(state_));
+  const dcuda::bootstrap::process_layout layout = placement_.layout();
+  if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
+    outgoing_staging_.emplace(staging_bytes);
+    incoming_staging_.emplace(staging_bytes);
   }
-  const dcuda::bootstrap::process_layout layout =
-      group_ ? group_->layout() : dcuda::bootstrap::process_layout{};
+  if (placement_.job && settings.verbose) {
+    const std::string barrier =
+        layout.process_count < 2
+            ? std::string()
+            : std::string("dcuda: barriers of DCUDA_COMM_WORLD meet ") +
+                  (state_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
+                                          : "through the host proxies\n");
+    const std::string paths = describe_paths(layout, paths_, counts_.ranks) + barrier +
+                              dcuda::bootstrap::describe_cpu_placement(
+                                  layout.process_index, dcuda::bootstrap::allowed_cpus());
+    std::fwrite(paths.data(), 1, paths.size(), stderr);
+    std::fflush(stderr);
+  }
   rank_info_.rank_count = shape.world_size;
   rank_info_.rank_responsible = shape.device_ranks;
   rank_info_.rank_start = shape.rank_start;
@@ -241,7 +176,7 @@ void dcuda_host_context::share_memory(void* allocation) {
     if (!id) throw error("the CUDA driver does not know the allocation it just found");
     shared_allocations_.push_back({range.base, range.size, *id});
   }
-  if (group_ && group_->layout().process_count > 1) group_->share_memory(allocation);
+  if (placement_.layout().process_count > 1) shared_memory_.share(paths_, allocation);
 }
 
 void dcuda_host_context::check_shared_allocations() const {
@@ -273,17 +208,17 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   // Other processes: the network side of the proxy (created by all processes together).
   std::optional<network_proxy> network;
   if (state_.shape().process_count > 1) {
-    network.emplace(*group_, state_, *outgoing_staging_, *incoming_staging_,
-                    settings_.network_trace);
+    network.emplace(paths_, counts_.ranks, shared_memory_, state_, *outgoing_staging_,
+                    *incoming_staging_, settings_.network_trace);
   }
 
   channel_consumer commands(state_.command_channel());
   channel_consumer logs(state_.log_channel());
-  cpu_timers timers(launch_.ranks);
+  cpu_timers timers(counts_.launch.ranks);
   std::function<std::string()> other_processes;
   if (network) other_processes = [&] { return network->waiting_for(); };
   // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.
-  watchdog dog(state_.wait_records(), launch_.ranks, rank_info_.rank_start,
+  watchdog dog(state_.wait_records(), counts_.launch.ranks, rank_info_.rank_start,
                settings_.wait_timeout_s, other_processes, state_.uses_network());
   cuda_event started;
   cuda_event finished;
@@ -308,7 +243,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
         },
         std::chrono::microseconds(0),
         // The CUDA device is per thread: the proxy's copies and events belong to this GPU.
-        [this] { cudaSetDevice(device_); });
+        [this] { cudaSetDevice(placement_.device); });
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
 
@@ -316,7 +251,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     void* arguments[] = {&context};
     DCUDA_CUDA_CHECK(cudaEventRecord(started.get(), stream_.get()));
     // The ranks, then the delivery agent when the network path is in use.
-    const int blocks = launch_.ranks + (state_.uses_network() ? 1 : 0);
+    const int blocks = counts_.launch.ranks + (state_.uses_network() ? 1 : 0);
     DCUDA_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_),
                                                  dim3(blocks), dim3(threads_per_rank_), arguments,
                                                  0, stream_.get()));

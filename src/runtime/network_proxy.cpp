@@ -38,9 +38,13 @@ struct window_card {
 
 }  // namespace
 
-network_proxy::network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
-                             pinned_pool& incoming, const std::string& trace_prefix)
-    : group_(group),
+network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
+                             const shared_memory_mappings& shared_memory, device_state& state,
+                             pinned_pool& outgoing, pinned_pool& incoming,
+                             const std::string& trace_prefix)
+    : paths_(paths),
+      ranks_(ranks),
+      shared_memory_(shared_memory),
       state_(state),
       shape_(state.shape()),
       outgoing_pool_(outgoing),
@@ -49,14 +53,11 @@ network_proxy::network_proxy(const process_group& group, device_state& state, pi
       small_landings_(protocol::agent_queue_slots),
       windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
       trace_(trace_prefix, shape_.process_index),
-      engine_(group.world(), group.ranks(), *this) {
+      engine_(MPI_COMM_WORLD, ranks, *this) {
   static_assert(protocol::agent_inline_bytes <= sizeof(std::uint64_t));
   free_small_landings_.reserve(small_landings_.size());
   for (std::uint32_t slot = 0; slot < small_landings_.size(); ++slot) {
     free_small_landings_.push_back(slot);
-  }
-  for (int p = 0; p < shape_.process_count; ++p) {
-    any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
   }
 }
 
@@ -304,7 +305,7 @@ std::vector<char> network_proxy::window_contribution() const {
     const volatile protocol::window_offer& offer = offers[r];
     card.base = offer.base;
     card.size = offer.size;
-    if (any_peer_ && card.base != 0 && card.size != 0) {
+    if (paths_.any_peer() && card.base != 0 && card.size != 0) {
       try {
         const exported_memory exported = export_memory(reinterpret_cast<void*>(card.base));
         card.allocation = exported.handle;
@@ -344,10 +345,10 @@ void network_proxy::complete_window_creation(
   }
   result.generation = protocol::next_generation(newest);
 
-  const bootstrap::rank_layout& ranks = group_.ranks();
+  const bootstrap::rank_layout& ranks = ranks_;
   std::vector<protocol::window_entry> row(static_cast<std::size_t>(shape_.world_size));
   for (std::size_t p = 0; p < all.size(); ++p) {
-    const protocol::route path = group_.route_to_process(static_cast<int>(p));
+    const protocol::route path = paths_.route_to(static_cast<int>(p));
     for (int r = 0; r < ranks.ranks_of(static_cast<int>(p)); ++r) {
       window_card card{};
       std::memcpy(&card, all[p].bytes.data() + sizeof(window_header) + sizeof card * r,
@@ -363,7 +364,7 @@ void network_proxy::complete_window_creation(
                                         static_cast<std::uint32_t>(shape_.device_ranks))] = entry;
       } else if (path == protocol::route::peer && card.exported != 0) {
         // Shared before the run (dcuda_host_share_memory), or mapped now, while the kernel runs.
-        char* mapped = group_.shared_mapping(static_cast<int>(p), card.base - card.offset);
+        char* mapped = shared_memory_.mapping(static_cast<int>(p), card.base - card.offset);
         if (mapped == nullptr) mapped = mapped_windows_.open(static_cast<int>(p), card.allocation);
         entry.base = reinterpret_cast<std::uint64_t>(mapped) + card.offset;
       }

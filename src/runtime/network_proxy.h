@@ -29,7 +29,8 @@
 #include "runtime/network_trace.h"
 #include "runtime/peer_memory.h"
 #include "runtime/pinned_pool.h"
-#include "runtime/process_group.h"
+#include "runtime/process_paths.h"
+#include "runtime/shared_memory_mappings.h"
 #include "transport/mpi_engine.h"
 
 namespace dcuda::runtime {
@@ -39,8 +40,10 @@ class network_proxy final : public transport::delivery {
   // `outgoing` and `incoming`: pinned staging for each direction, kept apart so that buffers
   // waiting for a send to complete never starve the receives that let other processes go on.
   // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off).
-  network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
-                pinned_pool& incoming, const std::string& trace_prefix);
+  // `paths`, `ranks`, `shared_memory`: what dcuda_host_init and dcuda_host_share_memory set up.
+  network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
+                const shared_memory_mappings& shared_memory, device_state& state,
+                pinned_pool& outgoing, pinned_pool& incoming, const std::string& trace_prefix);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
   ~network_proxy() override;
@@ -106,10 +109,11 @@ class network_proxy final : public transport::delivery {
   const protocol::window_entry& own_window(int slot, int device_rank) const;
   static bool lands_small(const protocol::remote_operation& op);
 
-  const process_group& group_;
+  const process_paths& paths_;
+  const bootstrap::rank_layout& ranks_;
+  const shared_memory_mappings& shared_memory_;
   device_state& state_;
   world_shape shape_;
-  bool any_peer_ = false;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
   agent_jobs agent_;

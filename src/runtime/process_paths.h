@@ -1,0 +1,46 @@
+// How this process reaches every other process of the job (docs/design.md "Across GPUs and
+// nodes"): by the peer path where both GPUs are on one node and map each other's memory, else
+// through the network. Decided once at dcuda_host_init, alike in every process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bootstrap/process_layout.h"
+#include "dcuda/detail/protocol/routes.h"
+
+namespace dcuda::runtime {
+
+struct process_paths {
+  int process_index = 0;
+  std::vector<protocol::route> routes;  // per process; local for this one
+  std::vector<std::string> gpu_names;   // per process: "GPU <bus id>"
+  std::vector<int> nodes;               // per process
+  std::vector<std::uint8_t> peers;      // [process][process]: both chose the peer path
+
+  int process_count() const { return static_cast<int>(routes.size()); }
+  protocol::route route_to(int process) const { return routes[static_cast<std::size_t>(process)]; }
+  // Whether processes a and b reach each other by the peer path (both chose it).
+  bool reach_as_peers(int a, int b) const;
+  // Whether every process of the job reaches every other by the peer path (one node, peer stores
+  // everywhere): then barriers of DCUDA_COMM_WORLD can meet on the GPUs (protocol/node_barrier.h).
+  // The same answer in every process.
+  bool all_peers() const;
+  // Whether this process reaches some other by the peer path.
+  bool any_peer() const;
+};
+
+// The paths of a process that runs alone, without MPI: itself, locally.
+process_paths lone_process_paths();
+
+// Collective over MPI_COMM_WORLD: tells every process which GPU this one runs (`device`) and
+// decides the path to every other process: peer when both GPUs are on one node and can reach
+// each other's memory, unless either process forces the network.
+process_paths decide_paths(const bootstrap::process_layout& layout, int device, bool force_network);
+
+// One line per other process: its node, its GPU, its ranks and the path to it.
+std::string describe_paths(const bootstrap::process_layout& layout, const process_paths& paths,
+                           const bootstrap::rank_layout& ranks);
+
+}  // namespace dcuda::runtime
