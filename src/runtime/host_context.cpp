@@ -5,116 +5,18 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "bootstrap/cpu_placement.h"
 #include "runtime/channel_consumer.h"
+#include "runtime/command_server.h"
 #include "runtime/cpu_timers.h"
 #include "runtime/driver_api.h"
 #include "runtime/error_text.h"
+#include "runtime/log_printing.h"
 #include "runtime/network_proxy.h"
 #include "runtime/polling_thread.h"
 #include "runtime/watchdog.h"
-
-namespace dcuda::runtime {
-namespace {
-
-// Prints log lines as "[rank R] text" (or "[rank R thread T] text") on standard output.
-bool print_log_lines(channel_consumer& logs) {
-  bool any = false;
-  while (auto line = logs.try_take()) {
-    any = true;
-    std::string out = "[rank " + std::to_string(line->rank);
-    if (line->aux >= 0) out += " thread " + std::to_string(line->aux);
-    out += "] " + line->text + "\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  }
-  if (any) {
-    std::fflush(stdout);
-  } else {
-    logs.publish_position();
-  }
-  return any;
-}
-
-// Serves timers and pings. Pings are answered by storing the operation number the rank waits for.
-// Messages carry world ranks; the per-rank host arrays are indexed by rank on this GPU.
-bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_t* acks,
-                    int rank_start, network_proxy* network) {
-  if (network != nullptr && !network->accepting()) return false;  // it is busy with earlier ones
-  auto message = commands.try_take();
-  if (!message) {
-    commands.publish_position();
-    return false;
-  }
-  const auto now = cpu_timers::clock::now();
-  const int device_rank = message->rank - rank_start;
-  switch (message->type) {
-    case protocol::message_type::timer_start:
-      timers.start(device_rank, now);
-      break;
-    case protocol::message_type::timer_stop:
-      timers.stop(device_rank, now);
-      break;
-    case protocol::message_type::ping:
-      if (network != nullptr) {  // answered in order with the rank's staged operations
-        network->take_ping(message->rank, static_cast<std::uint32_t>(message->aux));
-      } else {
-        protocol::system_atomic<std::uint32_t>(acks[device_rank])
-            .store(static_cast<std::uint32_t>(message->aux), cuda::memory_order_release);
-      }
-      break;
-    case protocol::message_type::remote_operation:
-    case protocol::message_type::world_collective:
-      if (network == nullptr) {
-        throw error("host proxy: rank " + std::to_string(message->rank) +
-                    " sent a message for other processes, but this process runs alone");
-      }
-      if (message->type == protocol::message_type::remote_operation) {
-        network->take_operation(*message);
-      } else {
-        network->take_collective(*message);
-      }
-      break;
-    default:
-      break;
-  }
-  return true;
-}
-
-struct run_outcome {
-  cudaError_t kernel_status = cudaSuccess;
-  std::optional<std::string> hang_report;  // set when the watchdog found a standstill
-};
-
-// The main thread's part of a run: wait for the kernel, asking the watchdog every millisecond.
-// Warnings are printed and the run goes on; after a standstill the ranks get a moment to stop
-// (waiting ranks trap on the abort flag), then the run is given up whatever they do.
-run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog, const device_state& state) {
-  run_outcome outcome;
-  std::optional<watchdog::clock::time_point> gave_up_at;
-  while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
-    const auto now = watchdog::clock::now();
-    if (!outcome.hang_report) {
-      watchdog::verdict verdict = dog.check(now);
-      if (verdict.what == watchdog::verdict::warning) {
-        std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
-        std::fflush(stderr);
-      } else if (verdict.what == watchdog::verdict::standstill) {
-        outcome.hang_report = std::move(verdict.report);
-        state.request_abort();
-        gave_up_at = now;
-      }
-    } else if (now - *gave_up_at > std::chrono::seconds(5)) {
-      break;  // some rank is not in a dcuda wait and never reads the abort flag
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return outcome;
-}
-
-}  // namespace
-}  // namespace dcuda::runtime
+#include "runtime/watchdog_loop.h"
 
 using namespace dcuda::runtime;
 namespace protocol = dcuda::protocol;
@@ -212,9 +114,8 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
                     *incoming_staging_, settings_.network_trace);
   }
 
-  channel_consumer commands(state_.command_channel());
+  command_server server(state_, network ? &*network : nullptr);
   channel_consumer logs(state_.log_channel());
-  cpu_timers timers(counts_.launch.ranks);
   std::function<std::string()> other_processes;
   if (network) other_processes = [&] { return network->waiting_for(); };
   // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.
@@ -223,25 +124,9 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   cuda_event started;
   cuda_event finished;
   run_outcome outcome;
-  std::string proxy_failure;  // written by the proxy thread, read after it has been joined
   {
-    std::uint32_t* acks = state_.host_acks();
-    network_proxy* remote = network ? &*network : nullptr;
     polling_thread command_proxy(
-        [&] {
-          if (!proxy_failure.empty()) return false;
-          try {
-            bool any = serve_commands(commands, timers, acks, rank_info_.rank_start, remote);
-            if (remote != nullptr) any = remote->progress() || any;
-            return any;
-          } catch (const std::exception& failure) {
-            // The ranks cannot go on without their proxy: stop them, report after the run.
-            proxy_failure = failure.what();
-            state_.request_abort();
-            return false;
-          }
-        },
-        std::chrono::microseconds(0),
+        [&] { return server.poll(); }, std::chrono::microseconds(0),
         // The CUDA device is per thread: the proxy's copies and events belong to this GPU.
         [this] { cudaSetDevice(placement_.device); });
     polling_thread log_printer([&] { return print_log_lines(logs); },
@@ -259,6 +144,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
 
     outcome = watch_until_finished(finished.get(), dog, state_);
   }  // threads drain what the device sent, then stop
+  const std::string& proxy_failure = server.failure();
 
   const protocol::error_report& report = state_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
@@ -286,6 +172,6 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
         cudaMemcpyAsync(user_data, device_data, size, cudaMemcpyDeviceToHost, stream_.get()));
     DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
-  timings_ = timers.results();
+  timings_ = server.timings();
   return elapsed_ms;
 }
