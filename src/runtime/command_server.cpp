@@ -66,7 +66,7 @@ bool command_server::serve_command() {
       if (message->type == protocol::message_type::remote_operation) {
         network->take_operation(*message);
       } else {
-        network->take_collective(*message);
+        network->take_world_collective(*message);
       }
       break;
     default:
