@@ -8,11 +8,11 @@
 
 namespace dcuda::runtime {
 
-command_server::command_server(device_state& state, network_proxy* network)
-    : state_(state),
+command_server::command_server(device_buffers& buffers, network_proxy* network)
+    : buffers_(buffers),
       network_(network),
-      commands_(state.command_channel()),
-      timers_(state.shape().device_ranks) {}
+      commands_(buffers.command_channel()),
+      timers_(buffers.shape().device_ranks) {}
 
 bool command_server::poll() {
   if (!failure_.empty()) return false;
@@ -23,7 +23,7 @@ bool command_server::poll() {
   } catch (const std::exception& failure) {
     // The ranks cannot go on without their proxy: stop them, report after the run.
     failure_ = failure.what();
-    state_.request_abort();
+    buffers_.request_abort();
     return false;
   }
 }
@@ -39,8 +39,8 @@ bool command_server::serve_command() {
     return false;
   }
   const auto now = cpu_timers::clock::now();
-  const int device_rank = message->rank - state_.shape().rank_start;
-  std::uint32_t* acks = state_.host_acks();
+  const int device_rank = message->rank - buffers_.shape().rank_start;
+  std::uint32_t* acks = buffers_.host_acks();
   cpu_timers& timers = timers_;
   switch (message->type) {
     case protocol::message_type::timer_start:

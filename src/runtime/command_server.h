@@ -9,7 +9,7 @@
 
 #include "runtime/channel_consumer.h"
 #include "runtime/cpu_timers.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/network_proxy.h"
 
 namespace dcuda::runtime {
@@ -17,7 +17,7 @@ namespace dcuda::runtime {
 class command_server {
  public:
   // `network`: null when the process runs alone.
-  command_server(device_state& state, network_proxy* network);
+  command_server(device_buffers& buffers, network_proxy* network);
 
   // One pass of the proxy thread: the next command, if any, then the network; true when anything
   // happened. A failure stops the ranks (they cannot go on without their proxy) and is kept for
@@ -31,7 +31,7 @@ class command_server {
  private:
   bool serve_command();
 
-  device_state& state_;
+  device_buffers& buffers_;
   network_proxy* network_;
   channel_consumer commands_;
   cpu_timers timers_;

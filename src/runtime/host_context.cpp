@@ -31,9 +31,9 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
       counts_(
           count_ranks(placement_, paths_, kernel, threads_per_rank, settings.max_ranks_per_device)),
       rings_(paths_, counts_.ranks, settings.host_world_barrier),
-      state_(counts_.shape, rings_.wiring(), route_ranks(paths_, counts_, rings_),
-             settings.report_wait_after_s) {
-  const world_shape& shape = state_.shape();
+      buffers_(counts_.shape, rings_.wiring(), route_ranks(paths_, counts_, rings_),
+               settings.report_wait_after_s) {
+  const world_shape& shape = buffers_.shape();
   const dcuda::bootstrap::process_layout layout = placement_.layout();
   if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
     outgoing_staging_.emplace(staging_bytes);
@@ -44,8 +44,8 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
         layout.process_count < 2
             ? std::string()
             : std::string("dcuda: barriers of DCUDA_COMM_WORLD meet ") +
-                  (state_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
-                                          : "through the host proxies\n");
+                  (buffers_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
+                                            : "through the host proxies\n");
     const std::string paths = describe_paths(layout, paths_, counts_.ranks) + barrier +
                               dcuda::bootstrap::describe_cpu_placement(
                                   layout.process_index, dcuda::bootstrap::allowed_cpus());
@@ -104,23 +104,23 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     DCUDA_CUDA_CHECK(
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
   }
-  state_.prepare_run(device_data, stream_.get());
+  buffers_.prepare_run(device_data, stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 
   // Other processes: the network side of the proxy (created by all processes together).
   std::optional<network_proxy> network;
-  if (state_.shape().process_count > 1) {
-    network.emplace(paths_, counts_.ranks, shared_memory_, state_, *outgoing_staging_,
+  if (buffers_.shape().process_count > 1) {
+    network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
                     *incoming_staging_, settings_.network_trace);
   }
 
-  command_server server(state_, network ? &*network : nullptr);
-  channel_consumer logs(state_.log_channel());
+  command_server server(buffers_, network ? &*network : nullptr);
+  channel_consumer logs(buffers_.log_channel());
   std::function<std::string()> other_processes;
   if (network) other_processes = [&] { return network->waiting_for(); };
   // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.
-  watchdog dog(state_.wait_records(), counts_.launch.ranks, rank_info_.rank_start,
-               settings_.wait_timeout_s, other_processes, state_.uses_network());
+  watchdog dog(buffers_.wait_records(), counts_.launch.ranks, rank_info_.rank_start,
+               settings_.wait_timeout_s, other_processes, buffers_.uses_network());
   cuda_event started;
   cuda_event finished;
   run_outcome outcome;
@@ -132,21 +132,21 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
 
-    dcuda_context* context = state_.device_context();
+    dcuda_context* context = buffers_.device_context();
     void* arguments[] = {&context};
     DCUDA_CUDA_CHECK(cudaEventRecord(started.get(), stream_.get()));
     // The ranks, then the delivery agent when the network path is in use.
-    const int blocks = counts_.launch.ranks + (state_.uses_network() ? 1 : 0);
+    const int blocks = counts_.launch.ranks + (buffers_.uses_network() ? 1 : 0);
     DCUDA_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_),
                                                  dim3(blocks), dim3(threads_per_rank_), arguments,
                                                  0, stream_.get()));
     DCUDA_CUDA_CHECK(cudaEventRecord(finished.get(), stream_.get()));
 
-    outcome = watch_until_finished(finished.get(), dog, state_);
+    outcome = watch_until_finished(finished.get(), dog, buffers_);
   }  // threads drain what the device sent, then stop
   const std::string& proxy_failure = server.failure();
 
-  const protocol::error_report& report = state_.error();
+  const protocol::error_report& report = buffers_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {
     throw error("dcuda_host_run: " + describe_error(report) + "; the run was stopped");

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dcuda/host.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/host_setup.h"
 #include "runtime/peer_rings.h"
 #include "runtime/pinned_pool.h"
@@ -51,7 +51,7 @@ struct dcuda_host_context {
   dcuda::runtime::process_paths paths_;
   dcuda::runtime::rank_counts counts_;
   dcuda::runtime::peer_rings rings_;
-  dcuda::runtime::device_state state_;
+  dcuda::runtime::device_buffers buffers_;
   dcuda_rank_info rank_info_{};
   dcuda::runtime::shared_memory_mappings shared_memory_;
   // Pinned staging of the network path, per direction (runtime/network_proxy.h).

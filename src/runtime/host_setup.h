@@ -8,7 +8,7 @@
 //   peer_rings      (runtime/peer_rings.h) rings with the peers, where barriers meet (collective)
 //   route_ranks     -> rank routes        the path, ring and slot of every world rank
 //
-// The device buffers (runtime/device_state.h) are then sized by the rank counts and given the
+// The device buffers (runtime/device_buffers.h) are then sized by the rank counts and given the
 // rings and the routes.
 #pragma once
 
@@ -18,7 +18,7 @@
 #include "bootstrap/process_layout.h"
 #include "dcuda/detail/protocol/routes.h"
 #include "dcuda/host.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/launch_config.h"
 #include "runtime/peer_rings.h"
 #include "runtime/process_paths.h"

@@ -24,16 +24,16 @@ static_assert(operation_bytes <= protocol::entry_payload_bytes,
 }  // namespace
 
 network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
-                             const shared_memory_mappings& shared_memory, device_state& state,
+                             const shared_memory_mappings& shared_memory, device_buffers& buffers,
                              pinned_pool& outgoing, pinned_pool& incoming,
                              const std::string& trace_prefix)
-    : state_(state),
-      shape_(state.shape()),
+    : buffers_(buffers),
+      shape_(buffers.shape()),
       outgoing_pool_(outgoing),
       incoming_pool_(incoming),
-      agent_(state.uses_network() ? state.agent_queue() : nullptr),
+      agent_(buffers.uses_network() ? buffers.agent_queue() : nullptr),
       small_landings_(protocol::agent_queue_slots),
-      collectives_(paths, ranks, shared_memory, state),
+      collectives_(paths, ranks, shared_memory, buffers),
       trace_(trace_prefix, shape_.process_index),
       engine_(MPI_COMM_WORLD, ranks, *this) {
   static_assert(protocol::agent_inline_bytes <= sizeof(std::uint64_t));
@@ -149,7 +149,7 @@ bool network_proxy::post_ready() {
       in_flight_.push_back(std::move(step.payload));
     }
     if (step.acknowledgement != 0) {
-      protocol::system_atomic<std::uint32_t>(state_.host_acks()[step.device_rank])
+      protocol::system_atomic<std::uint32_t>(buffers_.host_acks()[step.device_rank])
           .store(step.acknowledgement, cuda::memory_order_release);
     }
     to_post_.pop_front();
@@ -219,7 +219,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   const int device_rank = op.target_rank - shape_.rank_start;
   std::uint32_t* counter = nullptr;
   if (protocol::notifies(op)) {
-    counter = state_.device_notifications() +
+    counter = buffers_.device_notifications() +
               protocol::counter_index(static_cast<std::uint32_t>(device_rank),
                                       static_cast<std::uint32_t>(op.tag));
   }

@@ -23,7 +23,7 @@
 
 #include "runtime/agent_jobs.h"
 #include "runtime/channel_consumer.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/network_trace.h"
 #include "runtime/pinned_pool.h"
 #include "runtime/process_paths.h"
@@ -40,7 +40,7 @@ class network_proxy final : public transport::delivery {
   // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off).
   // `paths`, `ranks`, `shared_memory`: what dcuda_host_init and dcuda_host_share_memory set up.
   network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
-                const shared_memory_mappings& shared_memory, device_state& state,
+                const shared_memory_mappings& shared_memory, device_buffers& buffers,
                 pinned_pool& outgoing, pinned_pool& incoming, const std::string& trace_prefix);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
@@ -93,7 +93,7 @@ class network_proxy final : public transport::delivery {
   bool finish_deliveries();
   static bool lands_small(const protocol::remote_operation& op);
 
-  device_state& state_;
+  device_buffers& buffers_;
   world_shape shape_;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;

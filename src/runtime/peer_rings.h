@@ -10,7 +10,7 @@
 #include "bootstrap/process_layout.h"
 #include "dcuda/detail/protocol/peer_ring.h"
 #include "runtime/cuda_memory.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/peer_memory.h"
 #include "runtime/process_paths.h"
 
@@ -47,7 +47,7 @@ class peer_rings {
   peer_rings(const peer_rings&) = delete;
   peer_rings& operator=(const peer_rings&) = delete;
 
-  // What the device needs of the rings (runtime/device_state.h).
+  // What the device needs of the rings (runtime/device_buffers.h).
   ring_wiring wiring() const;
   // Where `process`'s ring memory is mapped in this process (null: not mapped, or itself).
   char* mapped(int process) const;

@@ -6,7 +6,8 @@
 
 namespace dcuda::runtime {
 
-run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog, const device_state& state) {
+run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
+                                 const device_buffers& buffers) {
   run_outcome outcome;
   std::optional<watchdog::clock::time_point> gave_up_at;
   while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
@@ -18,7 +19,7 @@ run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog, const devi
         std::fflush(stderr);
       } else if (verdict.what == watchdog::verdict::standstill) {
         outcome.hang_report = std::move(verdict.report);
-        state.request_abort();
+        buffers.request_abort();
         gave_up_at = now;
       }
     } else if (now - *gave_up_at > std::chrono::seconds(5)) {

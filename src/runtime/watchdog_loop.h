@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/watchdog.h"
 
 namespace dcuda::runtime {
@@ -20,6 +20,7 @@ struct run_outcome {
 // Waits until `finished` has happened. Warnings are printed and the run goes on; after a
 // standstill the ranks get a moment to stop (waiting ranks trap on the abort flag), then the run
 // is given up whatever they do.
-run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog, const device_state& state);
+run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
+                                 const device_buffers& buffers);
 
 }  // namespace dcuda::runtime

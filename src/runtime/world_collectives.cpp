@@ -33,12 +33,12 @@ struct window_card {
 world_collectives::world_collectives(const process_paths& paths,
                                      const bootstrap::rank_layout& ranks,
                                      const shared_memory_mappings& shared_memory,
-                                     device_state& state)
+                                     device_buffers& buffers)
     : paths_(paths),
       ranks_(ranks),
       shared_memory_(shared_memory),
-      state_(state),
-      shape_(state.shape()),
+      buffers_(buffers),
+      shape_(buffers.shape()),
       own_windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows) {}
 
 world_collectives::~world_collectives() {
@@ -75,7 +75,7 @@ std::vector<char> world_collectives::window_contribution() const {
   std::memcpy(header.generation, current_->request.generation, sizeof header.generation);
   std::vector<char> bytes(sizeof header + sizeof(window_card) * shape_.device_ranks);
   std::memcpy(bytes.data(), &header, sizeof header);
-  const protocol::window_offer* offers = state_.window_offers();
+  const protocol::window_offer* offers = buffers_.window_offers();
   for (int r = 0; r < shape_.device_ranks; ++r) {
     window_card card{};
     const volatile protocol::window_offer& offer = offers[r];
@@ -148,7 +148,7 @@ void world_collectives::complete_window_creation(
     }
   }
   protocol::window_entry* device_row =
-      state_.windows() +
+      buffers_.window_table() +
       static_cast<std::size_t>(slot) * static_cast<std::size_t>(shape_.world_size);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(device_row, row.data(), row.size() * sizeof(row[0]),
                                    cudaMemcpyHostToDevice, uploads_.get()));
@@ -157,7 +157,7 @@ void world_collectives::complete_window_creation(
 
 void world_collectives::publish_result(const protocol::world_collective_result& result,
                                        std::uint32_t sequence) {
-  protocol::world_collective_result* shared = state_.collective_result();
+  protocol::world_collective_result* shared = buffers_.world_collective_result();
   volatile protocol::world_collective_result& fields = *shared;
   fields.slot = result.slot;
   fields.generation = result.generation;

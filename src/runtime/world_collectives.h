@@ -20,7 +20,7 @@
 #include "dcuda/detail/protocol/world_collective.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cuda_memory.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/peer_memory.h"
 #include "runtime/process_paths.h"
 #include "runtime/shared_memory_mappings.h"
@@ -31,7 +31,7 @@ namespace dcuda::runtime {
 class world_collectives {
  public:
   world_collectives(const process_paths& paths, const bootstrap::rank_layout& ranks,
-                    const shared_memory_mappings& shared_memory, device_state& state);
+                    const shared_memory_mappings& shared_memory, device_buffers& buffers);
   world_collectives(const world_collectives&) = delete;
   world_collectives& operator=(const world_collectives&) = delete;
   ~world_collectives();
@@ -73,7 +73,7 @@ class world_collectives {
   const process_paths& paths_;
   const bootstrap::rank_layout& ranks_;
   const shared_memory_mappings& shared_memory_;
-  device_state& state_;
+  device_buffers& buffers_;
   world_shape shape_;
   cuda_stream uploads_;                              // window table rows, once per dcuda_win_create
   std::vector<protocol::window_entry> own_windows_;  // [max_windows][device_ranks]

@@ -33,15 +33,15 @@ struct ring_wiring {
   std::vector<std::uint64_t*> board_out;
 };
 
-class device_state {
+class device_buffers {
  public:
   static constexpr std::uint32_t command_capacity = 1024;  // entries, power of two
   static constexpr std::uint32_t log_capacity = 4096;
 
   // `routes`: the path to every world rank (protocol/routes.h); this GPU's ranks get their
   // notification counters here.
-  device_state(world_shape shape, const ring_wiring& rings,
-               std::vector<protocol::rank_route> routes, double report_wait_after_s);
+  device_buffers(world_shape shape, const ring_wiring& rings,
+                 std::vector<protocol::rank_route> routes, double report_wait_after_s);
 
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.
@@ -61,8 +61,10 @@ class device_state {
   protocol::agent_queue* agent_queue() const { return agent_queue_.host(); }
   bool uses_network() const { return context_.uses_network != 0; }
   bool meets_on_gpus() const { return context_.node_barrier != 0; }
-  protocol::window_entry* windows() const { return windows_.get(); }
-  protocol::world_collective_result* collective_result() const { return collective_result_.host(); }
+  protocol::window_entry* window_table() const { return windows_.get(); }
+  protocol::world_collective_result* world_collective_result() const {
+    return world_collective_result_.host();
+  }
   const protocol::window_offer* window_offers() const { return window_offers_.host(); }
 
   // Channel views as the host sees them (host pointers for what lives in host memory).
@@ -90,7 +92,7 @@ class device_state {
   mapped_array<protocol::error_report> error_;
   mapped_array<protocol::channel_entry> command_entries_;
   mapped_array<protocol::channel_entry> log_entries_;
-  mapped_array<protocol::world_collective_result> collective_result_;
+  mapped_array<protocol::world_collective_result> world_collective_result_;
   mapped_array<protocol::window_offer> window_offers_;
   mapped_array<protocol::agent_queue> agent_queue_;  // one, with several processes
 
