@@ -3,7 +3,7 @@
 style: time per iteration against GPU count, one line per version (median, bars from the fastest
 to the slowest run), each baseline's communication time shaded below its line.
 
-    python3 apps/plot_weak_scaling.py bench/results/h200x4/apps/stencil.json docs/img/stencil-weak-scaling.png
+    python3 apps/plot_weak_scaling.py bench/results/h200x4/apps/stencil.json docs/img/stencil-weak-scaling-4xh200.png
 
 Needs matplotlib (Debian: python3-matplotlib); it is a documentation tool, not part of the tests.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nsight Compute profile of case studies on one GPU (issue 4: "where dcuda loses, profile it"):
+# Nsight Compute profile of case studies on one GPU, to see where dcuda loses:
 # the dcuda version's persistent kernel beside the MPI-CUDA version's kernels (one process, so no
 # communication: what is left is the computation in a rank's shape against the baseline's grid).
 #   apps/profile_ncu.sh <build> <out-dir> <app>...

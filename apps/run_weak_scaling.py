@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Weak scaling of the case studies (issues 4 and 5): every version of each application on any
-GPU counts (1, 2, 4 by default; 8 on an 8-GPU machine), the same problem size per GPU, several
-runs each.
+"""Weak scaling of the case studies (docs/case-studies.md): every version of each application on
+any GPU counts (1, 2, 4 by default; 8 on an 8-GPU machine), the same problem size per GPU,
+several runs each.
 
     python3 apps/run_weak_scaling.py --build build --out bench/results/h200x4/apps \
         [--apps stencil] [--gpus 1 2 4 8] [--repeats 5] [--runs-per-launch 5] [--commit SHA]

@@ -9,7 +9,7 @@
 // every byte. The reference is MPI's own time per message of the same size (osu_bw style). Before
 // the engine claimed held payloads from MPI, each header's receive scanned every payload waiting in
 // MPI's unexpected-message queue, and a burst of 32768 puts of 512 B took ~6 s instead of ~0.1 s
-// (docs/performance.md, "The all-ranks network stall").
+// (docs/notes/performance-history.md, "The all-ranks network stall").
 #include <mpi.h>
 
 #include <algorithm>

@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
   sum_of_parts.rows.push_back({4, network_4b, round_trip_us + mpi_4b});
   out->print(sum_of_parts);
 
-  // NVSHMEM's figures from nvshmem_latency, when this session measured them.
+  // NVSHMEM's figures from nvshmem_latency, when a run of it left them (DCUDA_NVSHMEM_RESULT).
   const char* nvshmem_file = std::getenv("DCUDA_NVSHMEM_RESULT");
   if (nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
     const std::map<std::size_t, double> nvshmem = nvshmem_figures(nvshmem_file);

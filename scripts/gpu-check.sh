@@ -56,7 +56,11 @@ gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
 multi_gpu_processes=$(( gpus >= 2 ? gpus : 2 ))
 
 step "build"
+# The tests take the launcher's options from CMake (scripts/mpi_launcher.sh says which).
+source scripts/mpi_launcher.sh
+mpi_environment mpiexec
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/install" \
+  -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec)" \
   -DDCUDA_MULTI_GPU_PROCESSES="$multi_gpu_processes" -DDCUDA_WARNINGS_AS_ERRORS=ON ${DCUDA_CMAKE_ARGS:-} \
   >/dev/null && cmake --build build -j "$(nproc)" && cmake --install build >/dev/null || {
   echo "BUILD FAILED"; exit 1; }

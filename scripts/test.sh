@@ -3,9 +3,45 @@
 # benchmarks and case studies turned on and warnings as errors), then CTest. CPU tests run
 # everywhere; GPU tests run where a GPU is found and otherwise report themselves skipped with
 # the reason. The consumer test builds tests/consumer against the installed package.
+# Then the MPI tests again under MPICH (Debian's mpich, installed here if missing): the MPI test
+# programs alone, built in build-mpich/ against MPICH, `ctest -L mpi -LE gpu` there.
+# Arguments are passed on to the first ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/mpi_launcher.sh
+if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+
+# The default MPI (FindMPI takes mpiexec from PATH): its options through CMake, not the tests.
+mpi_environment mpiexec
 bash scripts/install.sh -DDCUDA_BUILD_TESTS=ON -DDCUDA_BUILD_BENCH=ON -DDCUDA_BUILD_APPS=ON \
-  -DDCUDA_WARNINGS_AS_ERRORS=ON
+  -DDCUDA_WARNINGS_AS_ERRORS=ON -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec)"
 build/tests/gpu/gpu_tests --gpu-status
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+
+echo "test.sh: the MPI tests under MPICH (build-mpich/)"
+if ! command -v mpiexec.mpich >/dev/null || ! command -v mpicxx.mpich >/dev/null; then
+  echo "test.sh: installing mpich libmpich-dev"
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd=sudo; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq mpich libmpich-dev
+fi
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+configured=$(cmake -S . -B build-mpich -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+  -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" -DMPI_CXX_COMPILER=mpicxx.mpich \
+  -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)" \
+  -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec.mpich)" -DDCUDA_BUILD_TESTS=ON \
+  -DDCUDA_BUILD_APPS=OFF -DDCUDA_BUILD_BENCH=OFF -DDCUDA_BUILD_EXAMPLES=OFF \
+  -DDCUDA_BUILD_TOOLS=OFF -DDCUDA_WARNINGS_AS_ERRORS=ON)
+# FindMPI may still find another MPI first (a stale cache, an MPI earlier in PATH).
+if ! grep -q "dcuda tests: MPI library: MPICH" <<<"$configured"; then
+  grep "dcuda tests:" <<<"$configured" >&2 || true
+  echo "test.sh: build-mpich did not find MPICH (remove build-mpich/ and run again)" >&2
+  exit 1
+fi
+grep "dcuda tests:" <<<"$configured"
+cmake --build build-mpich --target mpi_tests mpi_dies_early
+ctest --test-dir build-mpich --output-on-failure -j "$(nproc)" -L mpi -LE gpu

@@ -62,8 +62,7 @@ using namespace particles;
 // thread holding up to two particles of a segment, against 132 ranks of 1024 threads holding one
 // (measured on one H200 at the default size: 1.28 against 1.53 ms per iteration).
 // PARTICLES_THREADS_PER_RANK=1024 builds the other; PARTICLES_RANKS_PER_SM=1 lets a 512-thread
-// rank have an SM, and registers, to itself, as a block of the baselines' move kernel has
-// (apps/variant_sweep.sh compares them).
+// rank have an SM, and registers, to itself, as a block of the baselines' move kernel has.
 #ifndef PARTICLES_THREADS_PER_RANK
 #define PARTICLES_THREADS_PER_RANK 512
 #endif

@@ -3,7 +3,7 @@
 // Messages have the size of what they carry: the counts of the segments sent are copied to the
 // host first, then exactly their particles, behind the count, into one pinned staging buffer per
 // message; the receiver takes up to a full segment and finds the count in front. Where MPI takes
-// device buffers the staging would not be needed, but the lent machines' OpenMPI does not, and
+// device buffers the staging would not be needed, but Open MPI without CUDA support does not, and
 // this baseline always stages (the thesis's MPI-CUDA did too).
 //
 //   mpirun -np 4 build/apps/particles/particles_mpi [--width 416 --segments 416 --iterations 100]

@@ -45,7 +45,7 @@
 //     A rank of the first row gets transpose segments from several ranks, and those of iteration
 //     k+1 may overtake slower ones of iteration k: the tag alternates with the iteration's parity,
 //     so a wait counts only its own iteration's segments.
-// This relies on puts being complete on return (same GPU and peer GPUs, the lent machines): on
+// This relies on puts being complete on return (same GPU and peer GPUs, one node): on
 // the network path a put may land later than the notifications that followed it to other ranks.
 //
 //   mpirun -np 4 --bind-to none build/apps/power/power_dcuda [--n 262144 --row-nonzeros 786]

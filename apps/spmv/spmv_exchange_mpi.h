@@ -1,6 +1,6 @@
 // The MPI-CUDA baselines' exchange (spmv_exchange.h): each round's messages by MPI between the
-// kernels, staged through pinned host memory where MPI does not take device buffers (the lent
-// machines' OpenMPI), and MPI_Barrier. Communication time: wall time of the rounds and barriers,
+// kernels, staged through pinned host memory where MPI does not take device buffers (Open MPI
+// without CUDA support), and MPI_Barrier. Communication time: wall time of the rounds and barriers,
 // after the stream's kernels have finished (their time is computation).
 #pragma once
 

@@ -35,8 +35,7 @@ using namespace stencil;
 
 // A rank is a block of 1024 threads, two per SM: 32 registers a thread for the kernel and for the
 // stages, and the SM's full 64 warps for the bandwidth-bound point loops. The CMake variable
-// STENCIL_RANKS_PER_SM=1 builds one per SM (apps/stencil/CMakeLists.txt; docs/case-studies.md:
-// occupancy; apps/variant_sweep.sh).
+// STENCIL_RANKS_PER_SM=1 builds one per SM (apps/stencil/CMakeLists.txt; docs/case-studies.md).
 // STENCIL_THREADS_PER_RANK builds other rank sizes (an experiment: the stages' register limit
 // assumes 1024 threads).
 #ifndef STENCIL_THREADS_PER_RANK

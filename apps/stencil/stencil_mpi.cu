@@ -1,6 +1,6 @@
 // The stencil's MPI-CUDA baseline (thesis 5.5): a kernel per stage, then the halo planes go to
 // the neighbouring GPUs' processes by MPI, between the kernels. Where MPI does not take device
-// buffers (the lent machines' OpenMPI), each plane is staged through pinned host memory.
+// buffers (Open MPI without CUDA support), each plane is staged through pinned host memory.
 //
 //   mpirun -np 4 build/apps/stencil/stencil_mpi [--nx 512 --ny 2048 --nz 64 --iterations 100]
 #include <vector>

@@ -2,7 +2,7 @@
 // figure beside its reference measured in the same run, and one JSON file per benchmark.
 //
 //   # dcuda local_latency: notified access (dcuda_put_notify + dcuda_wait_notifications), ...
-//   # device: NVIDIA H100 80GB HBM3, driver 580.65.06, 2026-11-21T19:15:00Z, commit 8f640da
+//   # device: NVIDIA H100 80GB HBM3, driver 580.65.06, 2026-11-21T19:15:00Z, commit <DCUDA_COMMIT>
 //   # reference: acquire/release flag ping-pong between 2 blocks of a plain CUDA kernel
 //   # Size          dcuda (us)   flag ping-pong (us)      ratio
 //   4                    0.61                  0.45       1.36

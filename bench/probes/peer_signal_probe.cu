@@ -1,4 +1,4 @@
-// Probe behind the peer path's small-message latency (docs/performance.md, "Peer latency"): what
+// Probe behind the peer path's small-message latency (docs/notes/performance-history.md, "Peer latency"): what
 // each way of publishing a notification to the other GPU costs, one way, in a ping-pong between
 // one block on each of two GPUs of one process (peer access enabled). Each variant changes only
 // how thread 0 signals and how the receiver polls; everything else is the same loop. Not part of

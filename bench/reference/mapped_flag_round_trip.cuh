@@ -1,6 +1,6 @@
 // Reference of host_roundtrip: the hand-written minimum of a device -> host -> device round trip,
-// with both words in pinned host memory mapped into the device (DESIGN.md section 3: 3.1 us on
-// the lent H200s). Thread 0 of a one-block kernel stores a counter into the "to host" word with
+// with both words in pinned host memory mapped into the device (3.1 us on
+// an H200). Thread 0 of a one-block kernel stores a counter into the "to host" word with
 // a system-scope release store and polls the "to device" word with acquire loads; the block
 // synchronises once per round trip, as dcuda_ping_host does. A host thread spins on the "to
 // host" word and copies every new value into the "to device" word.

@@ -23,6 +23,7 @@ bool command_server::poll() {
   } catch (const std::exception& failure) {
     // The ranks cannot go on without their proxy: stop them, report after the run.
     failure_ = failure.what();
+    failure_code_ = code_of(failure);
     buffers_.request_abort();
     return false;
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dcuda/host.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cpu_timers.h"
 #include "runtime/device_buffers.h"
@@ -26,6 +27,7 @@ class command_server {
 
   // Read once the proxy thread has been joined.
   const std::string& failure() const { return failure_; }
+  dcuda_error_code failure_code() const { return failure_code_; }
   const std::vector<double>& timings() const { return timers_.results(); }
 
  private:
@@ -36,6 +38,7 @@ class command_server {
   channel_consumer commands_;
   cpu_timers timers_;
   std::string failure_;
+  dcuda_error_code failure_code_ = DCUDA_ERROR_INTERNAL;
 };
 
 }  // namespace dcuda::runtime

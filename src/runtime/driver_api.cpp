@@ -16,15 +16,15 @@ Function driver_function(const char* name) {
   DCUDA_CUDA_CHECK(
       cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || function == nullptr) {
-    throw error(std::string("the CUDA driver does not provide ") + name);
+    throw error(DCUDA_ERROR_CUDA, std::string("the CUDA driver does not provide ") + name);
   }
   return reinterpret_cast<Function>(function);
 }
 
 void check_driver(CUresult status, const char* call) {
   if (status == CUDA_SUCCESS) return;
-  throw error(std::string(call) + " failed with CUDA driver error " +
-              std::to_string(static_cast<int>(status)));
+  throw error(DCUDA_ERROR_CUDA, std::string(call) + " failed with CUDA driver error " +
+                                    std::to_string(static_cast<int>(status)));
 }
 
 }  // namespace

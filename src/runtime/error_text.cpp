@@ -38,6 +38,12 @@ std::string describe_collective_mismatch(std::int64_t process, std::int64_t call
          name(other_call) + " (every rank must make the same collective calls in the same order)";
 }
 
+dcuda_error_code code_of(const protocol::error_report& report) {
+  return static_cast<protocol::error_code>(report.code) == protocol::error_code::collective_mismatch
+             ? DCUDA_ERROR_PEER
+             : DCUDA_ERROR_DEVICE_CALL;
+}
+
 std::string describe_error(const protocol::error_report& report) {
   using protocol::error_code;
   const auto* v = report.values;

@@ -4,9 +4,14 @@
 #include <string>
 
 #include "dcuda/detail/protocol/error_report.h"
+#include "dcuda/host.h"
 #include "dcuda/detail/protocol/wait_record.h"
 
 namespace dcuda::runtime {
+
+// What kind of error the report is: a rank's misuse of the device API, or (where the GPUs'
+// leaders compare the world's collective calls) another process's different call.
+dcuda_error_code code_of(const protocol::error_report& report);
 
 // "rank 3 (thread 0) in dcuda_put_notify: tag 300 is outside 0..255"
 std::string describe_error(const protocol::error_report& report);

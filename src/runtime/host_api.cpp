@@ -1,74 +1,216 @@
 // The C-style API of thesis listing 3.3. Each call runs inside `guarded`, the one place where a
-// failure of the runtime becomes a message on standard error and a nonzero exit (the API has no
-// error codes, and after a kernel fault the GPU context cannot be used again).
+// failure of the runtime becomes a message on standard error, a call of the program's error
+// handler, and exit status 1 (the API has no error codes to return, and after a kernel fault the
+// GPU context cannot be used again).
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "dcuda/host.h"
+#include "runtime/diagnostics.h"
 #include "runtime/host_context.h"
 
 namespace {
+
+struct error_handler_slot {
+  std::mutex mutex;
+  dcuda_error_handler handler = nullptr;
+  void* user_data = nullptr;
+};
+
+error_handler_slot& error_handler() {
+  static error_handler_slot slot;
+  return slot;
+}
+
+// The contexts that dcuda_host_init made and dcuda_host_finish has not ended: a handle outside
+// them is one used after dcuda_host_finish (or never made by dcuda_host_init).
+std::set<const dcuda_host_context*>& live_contexts() {
+  static std::set<const dcuda_host_context*> contexts;
+  return contexts;
+}
+
+// Prints the error, hands it to the program's handler, ends the process. The text and call stay
+// alive for the handler (the process ends before they would be freed).
+[[noreturn]] void report_and_exit(const char* call, const std::exception& failure) {
+  // An error inside the handler (which must not call dcuda) ends the process at once.
+  static std::atomic<bool> reporting{false};
+  std::fflush(stdout);
+  std::string text = failure.what();
+  if (text.rfind(call, 0) != 0) text = std::string(call) + ": " + text;
+  std::fprintf(stderr, "dcuda: error: %s\n", text.c_str());
+  std::fflush(stderr);
+  if (!reporting.exchange(true)) {
+    dcuda_error_handler handler = nullptr;
+    void* user_data = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(error_handler().mutex);
+      handler = error_handler().handler;
+      user_data = error_handler().user_data;
+    }
+    if (handler != nullptr) {
+      const dcuda_error_code code = dcuda::runtime::code_of(failure);
+      const dcuda_error_info info{code, call, text.c_str(), dcuda::runtime::known_process_index(),
+                                  dcuda::runtime::gpu_usable_after(code) ? 1 : 0};
+      handler(&info, user_data);
+      std::fflush(stdout);
+      std::fflush(stderr);
+    }
+  }
+  // _Exit: a hung or faulted kernel may still hold the GPU; running atexit handlers (CUDA's
+  // among them) could block on it.
+  std::_Exit(EXIT_FAILURE);
+}
 
 template <typename Body>
 auto guarded(const char* call, Body&& body) -> decltype(body()) {
   try {
     return body();
   } catch (const std::exception& failure) {
-    std::fflush(stdout);
-    std::string text = failure.what();
-    if (text.rfind(call, 0) != 0) text = std::string(call) + ": " + text;
-    std::fprintf(stderr, "dcuda: error: %s\n", text.c_str());
-    std::fflush(stderr);
-    // _Exit: a hung or faulted kernel may still hold the GPU; running atexit handlers (CUDA's
-    // among them) could block on it.
-    std::_Exit(EXIT_FAILURE);
+    report_and_exit(call, failure);
   }
 }
 
 dcuda_host_context& checked(const char* call, dcuda_host_context_handle ctx) {
   if (ctx == nullptr) {
-    throw dcuda::runtime::error(std::string(call) +
-                                ": the context handle is NULL (was dcuda_host_init called?)");
+    throw dcuda::runtime::error(
+        DCUDA_ERROR_INVALID_ARGUMENT,
+        std::string(call) + ": the context handle is NULL (was dcuda_host_init called?)");
+  }
+  if (live_contexts().count(ctx) == 0) {
+    throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
+                                std::string(call) +
+                                    ": the context handle is not a live context (was it passed "
+                                    "to dcuda_host_finish already?)");
   }
   return *ctx;
 }
 
+// What dcuda_host_init says about the set-up at DCUDA_DEBUG=INFO.
+std::string describe_setup(const dcuda_rank_info& info) {
+  int device = -1;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    cudaGetLastError();
+    properties.name[0] = '\0';
+  }
+  return "GPU " + std::to_string(device) + " (" + properties.name + "): world ranks " +
+         std::to_string(info.rank_start) + ".." +
+         std::to_string(info.rank_start + info.rank_responsible - 1) + " of " +
+         std::to_string(info.rank_count) + "; process " + std::to_string(info.process_index) +
+         " of " + std::to_string(info.process_count) + ", node " + std::to_string(info.node_index) +
+         " of " + std::to_string(info.node_count);
+}
+
 }  // namespace
+
+void dcuda_host_set_error_handler(dcuda_error_handler handler, void* user_data) {
+  std::lock_guard<std::mutex> lock(error_handler().mutex);
+  error_handler().handler = handler;
+  error_handler().user_data = handler != nullptr ? user_data : nullptr;
+}
+
+const char* dcuda_error_name(dcuda_error_code code) {
+  switch (code) {
+    case DCUDA_ERROR_INVALID_ARGUMENT:
+      return "DCUDA_ERROR_INVALID_ARGUMENT";
+    case DCUDA_ERROR_INVALID_STATE:
+      return "DCUDA_ERROR_INVALID_STATE";
+    case DCUDA_ERROR_SETTING:
+      return "DCUDA_ERROR_SETTING";
+    case DCUDA_ERROR_DEVICE_CALL:
+      return "DCUDA_ERROR_DEVICE_CALL";
+    case DCUDA_ERROR_TIMEOUT:
+      return "DCUDA_ERROR_TIMEOUT";
+    case DCUDA_ERROR_CUDA:
+      return "DCUDA_ERROR_CUDA";
+    case DCUDA_ERROR_MPI:
+      return "DCUDA_ERROR_MPI";
+    case DCUDA_ERROR_PEER:
+      return "DCUDA_ERROR_PEER";
+    case DCUDA_ERROR_INTERNAL:
+      return "DCUDA_ERROR_INTERNAL";
+  }
+  return "DCUDA_ERROR_UNKNOWN";
+}
 
 void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcuda_kernel_t kernel,
                      int threads_per_rank) {
+  using dcuda::runtime::error;
   guarded("dcuda_host_init", [&] {
-    if (ctx == nullptr) throw dcuda::runtime::error("dcuda_host_init: ctx is NULL");
-    if (kernel == nullptr) throw dcuda::runtime::error("dcuda_host_init: kernel is NULL");
+    if (ctx == nullptr) throw error(DCUDA_ERROR_INVALID_ARGUMENT, "dcuda_host_init: ctx is NULL");
+    if (kernel == nullptr) {
+      throw error(DCUDA_ERROR_INVALID_ARGUMENT, "dcuda_host_init: kernel is NULL");
+    }
     std::vector<std::string> arguments;
     for (int i = 1; i < argc && argv != nullptr; ++i) {
       if (argv[i] != nullptr) arguments.emplace_back(argv[i]);
     }
-    auto settings = dcuda::runtime::read_settings(arguments, dcuda::runtime::dcuda_environment());
+    const auto environment = dcuda::runtime::dcuda_environment();
+    static std::once_flag unknown_settings_warned;
+    std::call_once(unknown_settings_warned, [&] {
+      for (const std::string& warning : dcuda::runtime::unknown_settings(arguments, environment)) {
+        dcuda::runtime::warn(warning);
+      }
+    });
+    auto settings = dcuda::runtime::read_settings(arguments, environment);
+    dcuda::runtime::set_log_level(settings.debug);
+    dcuda::runtime::trace(
+        "dcuda_host_init: settings read; joining the job, choosing the GPU, "
+        "planning the launch (threads_per_rank " +
+        std::to_string(threads_per_rank) + ")");
     // The handle is the C API's owning pointer; dcuda_host_finish takes ownership back.
-    *ctx = std::make_unique<dcuda_host_context>(settings, kernel, threads_per_rank).release();
+    auto context = std::make_unique<dcuda_host_context>(settings, kernel, threads_per_rank);
+    dcuda::runtime::set_process_index(context->rank_info().process_index);
+    dcuda::runtime::info(describe_setup(context->rank_info()));
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess) {
+      dcuda::runtime::info(dcuda::runtime::describe_launch(kernel, device, threads_per_rank,
+                                                           context->rank_info().rank_responsible));
+    }
+    live_contexts().insert(context.get());
+    *ctx = context.release();
+    dcuda::runtime::trace("dcuda_host_init: done");
   });
 }
 
 void dcuda_host_get_rank_info(dcuda_host_context_handle ctx, dcuda_rank_info* rank_info) {
   guarded("dcuda_host_get_rank_info", [&] {
     const auto& context = checked("dcuda_host_get_rank_info", ctx);
-    if (rank_info == nullptr) throw dcuda::runtime::error("rank_info is NULL");
+    if (rank_info == nullptr) {
+      throw dcuda::runtime::error(DCUDA_ERROR_INVALID_ARGUMENT, "rank_info is NULL");
+    }
     *rank_info = context.rank_info();
   });
 }
 
 double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data, size_t gpu_size) {
-  return guarded("dcuda_host_run",
-                 [&] { return checked("dcuda_host_run", ctx).run(gpu_data, gpu_size); });
+  return guarded("dcuda_host_run", [&] {
+    auto& context = checked("dcuda_host_run", ctx);
+    dcuda::runtime::trace("dcuda_host_run: copying " + std::to_string(gpu_size) +
+                          " bytes in, launching the kernel");
+    const double elapsed_ms = context.run(gpu_data, gpu_size);
+    dcuda::runtime::trace("dcuda_host_run: the kernel ended after " + std::to_string(elapsed_ms) +
+                          " ms");
+    return elapsed_ms;
+  });
 }
 
 void dcuda_host_share_memory(dcuda_host_context_handle ctx, void* allocation) {
-  guarded("dcuda_host_share_memory",
-          [&] { checked("dcuda_host_share_memory", ctx).share_memory(allocation); });
+  guarded("dcuda_host_share_memory", [&] {
+    auto& context = checked("dcuda_host_share_memory", ctx);
+    dcuda::runtime::trace(std::string("dcuda_host_share_memory: ") +
+                          (allocation != nullptr ? "mapping the allocation into the node's other "
+                                                   "processes"
+                                                 : "nothing to share; mapping the others'"));
+    context.share_memory(allocation);
+  });
 }
 
 std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
@@ -77,8 +219,11 @@ std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
 }
 
 void dcuda_host_finish(dcuda_host_context_handle ctx) {
-  guarded("dcuda_host_finish",
-          [&] { std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx)); });
+  guarded("dcuda_host_finish", [&] {
+    std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx));
+    live_contexts().erase(ctx);
+    dcuda::runtime::trace("dcuda_host_finish: releasing the GPU's buffers and the mappings");
+  });
 }
 
 void dcuda_get_version(int* major, int* minor, int* patch) {

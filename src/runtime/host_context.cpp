@@ -26,7 +26,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     : settings_(settings),
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
-      placement_(place_process(settings.device)),
+      placement_(place_process(settings.device, settings.verbose)),
       paths_(decide_paths(placement_, settings.force_network)),
       counts_(
           count_ranks(placement_, paths_, kernel, threads_per_rank, settings.max_ranks_per_device)),
@@ -38,6 +38,10 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
     outgoing_staging_.emplace(staging_bytes);
     incoming_staging_.emplace(staging_bytes);
+  }
+  if (!settings.allow_shared_gpus && !paths_.shared_gpu_warning.empty()) {
+    std::fputs(paths_.shared_gpu_warning.c_str(), stderr);
+    std::fflush(stderr);
   }
   if (placement_.job && settings.verbose) {
     const std::string barrier =
@@ -72,10 +76,11 @@ void dcuda_host_context::share_memory(void* allocation) {
       std::ostringstream text;
       text << "pointer " << allocation << " is not inside a cudaMalloc allocation of this process ("
            << e.what() << ")";
-      throw dcuda::runtime::error(text.str());
+      throw dcuda::runtime::error(DCUDA_ERROR_INVALID_ARGUMENT, text.str());
     }
     const std::optional<std::uint64_t> id = allocation_id(range.base);
-    if (!id) throw error("the CUDA driver does not know the allocation it just found");
+    if (!id)
+      throw error(DCUDA_ERROR_CUDA, "the CUDA driver does not know the allocation it just found");
     shared_allocations_.push_back({range.base, range.size, *id});
   }
   if (placement_.layout().process_count > 1) shared_memory_.share(paths_, allocation);
@@ -89,13 +94,14 @@ void dcuda_host_context::check_shared_allocations() const {
          << " bytes) that dcuda_host_share_memory shared has been freed; shared memory must stay "
             "allocated until dcuda_host_finish (the other processes of the node keep it mapped "
             "and would write into whatever is there now)";
-    throw error(text.str());
+    throw error(DCUDA_ERROR_INVALID_STATE, text.str());
   }
 }
 
 double dcuda_host_context::run(void* user_data, std::size_t size) {
   if (size > 0 && user_data == nullptr) {
-    throw error("dcuda_host_run: gpu_data is NULL but gpu_size is " + std::to_string(size));
+    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
+                "dcuda_host_run: gpu_data is NULL but gpu_size is " + std::to_string(size));
   }
   check_shared_allocations();
   if (user_data_.size() < size) user_data_ = device_array<char>(size);
@@ -149,18 +155,20 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   const protocol::error_report& report = buffers_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {
-    throw error("dcuda_host_run: " + describe_error(report) + "; the run was stopped");
+    throw error(code_of(report),
+                "dcuda_host_run: " + describe_error(report) + "; the run was stopped");
   }
   // After the device's own report and the watchdog's: a rank's misuse, or the abort after a
   // standstill, stops the kernel, and the proxy's next CUDA call then fails only because of it.
   if (outcome.hang_report) {
-    throw error(*outcome.hang_report + "the run was stopped" +
-                (proxy_failure.empty() ? "" : " (then the host proxy: " + proxy_failure + ")"));
+    throw error(DCUDA_ERROR_TIMEOUT,
+                *outcome.hang_report + "the run was stopped" +
+                    (proxy_failure.empty() ? "" : " (then the host proxy: " + proxy_failure + ")"));
   }
   if (!proxy_failure.empty()) {
-    throw error("dcuda_host_run: host proxy of process " +
-                std::to_string(rank_info_.process_index) + ": " + proxy_failure +
-                "; the run was stopped");
+    throw error(server.failure_code(), "dcuda_host_run: host proxy of process " +
+                                           std::to_string(rank_info_.process_index) + ": " +
+                                           proxy_failure + "; the run was stopped");
   }
   if (outcome.kernel_status != cudaSuccess) {
     throw_cuda_error(outcome.kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");

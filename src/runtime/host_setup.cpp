@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bootstrap/mpi_session.h"
+#include "runtime/diagnostics.h"
 #include "runtime/error.h"
 
 namespace dcuda::runtime {
@@ -25,36 +26,33 @@ bootstrap::mpi_session& shared_mpi_session() {
   return session;
 }
 
-// The job, or nullopt when the program runs as a single process outside an MPI job.
-std::optional<bootstrap::process_layout> join_if_launched() {
+// Whether the program runs in an MPI job (then MPI is initialised now), rather than as a single
+// process outside one.
+bool join_if_launched() {
   int initialised = 0;
   MPI_Initialized(&initialised);
-  if (!initialised && !started_by_mpi_launcher()) return std::nullopt;
+  if (!initialised && !started_by_mpi_launcher()) return false;
   shared_mpi_session();
-  return bootstrap::discover_layout(MPI_COMM_WORLD);
+  return true;
 }
 
-// The GPU of this process: the one the settings name, else the one its index among the
-// processes of its node names.
+// The GPU of this process (bootstrap::choose_gpu): the one the settings name, else its index
+// among the processes of its node modulo the GPUs it sees.
 int select_device(const std::optional<int>& chosen,
-                  const std::optional<bootstrap::process_layout>& job) {
+                  const std::optional<bootstrap::process_layout>& job, bool verbose) {
   int count = 0;
-  DCUDA_CUDA_CHECK(cudaGetDeviceCount(&count));
-  const int local_index = job ? job->local_index : 0;
-  const int device = chosen.value_or(local_index);
-  if (device >= count) {
-    if (chosen) {
-      throw error("dcuda_host_init: GPU " + std::to_string(device) +
-                  " (DCUDA_DEVICE / --dcuda-device) does not exist; " + std::to_string(count) +
-                  " GPU(s) found");
-    }
-    throw error("dcuda_host_init: this is process " + std::to_string(local_index) + " of " +
-                std::to_string(job->local_count) + " on its node, which takes GPU " +
-                std::to_string(device) + ", but the node has " + std::to_string(count) +
-                " GPU(s); start one process per GPU, or choose one with DCUDA_DEVICE");
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorNoDevice) {
+    cudaGetLastError();  // no GPU is an answer here: choose_gpu says so
+    count = 0;
+  } else {
+    DCUDA_CUDA_CHECK(status);
   }
-  DCUDA_CUDA_CHECK(cudaSetDevice(device));
-  return device;
+  const int local_index = job ? job->local_index : 0;
+  const bootstrap::gpu_choice choice = bootstrap::choose_gpu(local_index, count, chosen);
+  DCUDA_CUDA_CHECK(cudaSetDevice(choice.device));
+  if (verbose) info("takes GPU " + std::to_string(choice.device) + " (" + choice.reason + ")");
+  return choice.device;
 }
 
 // Resident blocks to keep back from the ranks for the delivery agent, which the kernel runs
@@ -66,16 +64,19 @@ int blocks_for_delivery_agent(const process_paths& paths) {
 
 }  // namespace
 
-process_placement place_process(const std::optional<int>& chosen_device) {
+process_placement place_process(const std::optional<int>& chosen_device, bool verbose) {
   process_placement placement;
-  placement.job = join_if_launched();
-  placement.device = select_device(chosen_device, placement.job);
+  if (join_if_launched()) {
+    placement.world = bootstrap::mpi_communicator(MPI_COMM_WORLD);
+    placement.job = bootstrap::discover_layout(placement.world.get());
+  }
+  placement.device = select_device(chosen_device, placement.job, verbose);
   return placement;
 }
 
 process_paths decide_paths(const process_placement& placement, bool force_network) {
   if (!placement.job) return lone_process_paths();
-  return decide_paths(*placement.job, placement.device, force_network);
+  return decide_paths(*placement.job, placement.world.get(), placement.device, force_network);
 }
 
 rank_counts count_ranks(const process_placement& placement, const process_paths& paths,
@@ -89,7 +90,7 @@ rank_counts count_ranks(const process_placement& placement, const process_paths&
     counts.shape = {device_ranks, device_ranks, 0, 1, 0};
     return counts;
   }
-  counts.ranks = bootstrap::exchange_rank_counts(MPI_COMM_WORLD, device_ranks);
+  counts.ranks = bootstrap::exchange_rank_counts(paths.world, device_ranks);
   const int me = placement.job->process_index;
   counts.shape = {device_ranks, counts.ranks.world_size(), counts.ranks.rank_start(me),
                   placement.job->process_count, me};

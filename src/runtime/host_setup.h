@@ -1,9 +1,11 @@
 // dcuda_host_init's set-up, in phases (docs/design.md "Host runtime"): each phase takes what the
 // earlier ones returned, so their order is the order of the data. The collective phases (over
-// MPI_COMM_WORLD, in a job of several processes) run in the same order in every process.
+// dcuda's duplicate of MPI_COMM_WORLD, in a job of several processes) run in the same order in
+// every process.
 //
 //   place_process   -> process_placement  the job (if any) and this process's GPU
-//   decide_paths    -> process_paths      the path to every process (collective)
+//   decide_paths    -> process_paths      the path to every process, who shares this GPU
+//                                         (collective)
 //   count_ranks     -> rank_counts        ranks per GPU (occupancy), then world ranks (collective)
 //   peer_rings      (runtime/peer_rings.h) rings with the peers, where barriers meet (collective)
 //   route_ranks     -> rank routes        the path, ring and slot of every world rank
@@ -15,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "bootstrap/mpi_session.h"
 #include "bootstrap/process_layout.h"
 #include "dcuda/detail/protocol/routes.h"
 #include "dcuda/host.h"
@@ -29,15 +32,18 @@ struct process_placement {
   // Where this process stands in its MPI job; nullopt when it runs alone, outside any job (then
   // dcuda never calls MPI).
   std::optional<bootstrap::process_layout> job;
+  // In a job: dcuda's duplicate of MPI_COMM_WORLD, on which every set-up collective runs.
+  bootstrap::mpi_communicator world;
   int device = 0;  // the GPU it drives, selected for this thread
 
   bootstrap::process_layout layout() const { return job.value_or(bootstrap::process_layout{}); }
 };
 
 // Joins the MPI job when the program was started by an MPI launcher or has initialised MPI
-// itself (collective then), and selects the GPU: the one the settings name (`chosen_device`),
-// else the one its index among the processes of its node names.
-process_placement place_process(const std::optional<int>& chosen_device);
+// itself (collective then), and selects the GPU (bootstrap::choose_gpu): the one the settings
+// name (`chosen_device`), else its index among the processes of its node modulo the GPUs it
+// sees; `verbose` says which and why.
+process_placement place_process(const std::optional<int>& chosen_device, bool verbose);
 
 // Collective in a job: the path to every process (runtime/process_paths.h); alone, only itself.
 process_paths decide_paths(const process_placement& placement, bool force_network);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "dcuda/host.h"
 
@@ -21,5 +22,9 @@ struct launch_config {
 
 launch_config plan_launch(dcuda_kernel_t kernel, int device, int threads_per_rank,
                           std::optional<int> max_ranks, int reserved_blocks);
+
+// For DCUDA_DEBUG=INFO: how many of `threads_per_rank`-thread blocks of `kernel` fit one
+// multiprocessor of `device` and which resource limits them, and how many of them are `ranks`.
+std::string describe_launch(dcuda_kernel_t kernel, int device, int threads_per_rank, int ranks);
 
 }  // namespace dcuda::runtime

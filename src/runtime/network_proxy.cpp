@@ -35,7 +35,7 @@ network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_l
       small_landings_(protocol::agent_queue_slots),
       collectives_(paths, ranks, shared_memory, buffers),
       trace_(trace_prefix, shape_.process_index),
-      engine_(MPI_COMM_WORLD, ranks, *this) {
+      engine_(paths.world, ranks, *this) {
   static_assert(protocol::agent_inline_bytes <= sizeof(std::uint64_t));
   free_small_landings_.reserve(small_landings_.size());
   for (std::uint32_t slot = 0; slot < small_landings_.size(); ++slot) {

@@ -48,7 +48,7 @@ std::vector<mapped_export> exchange_exports(const process_paths& paths, const vo
   }
   std::vector<export_card> cards(static_cast<std::size_t>(paths.process_count()));
   DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
-                                MPI_COMM_WORLD));
+                                paths.world));
   std::vector<mapped_export> mapped(cards.size());
   for (std::size_t p = 0; p < cards.size(); ++p) {
     if (paths.routes[p] != protocol::route::peer || cards[p].base == 0) continue;

@@ -47,7 +47,7 @@ struct mapped_export {
   std::uint64_t exporter_base = 0;
   std::uint64_t offset = 0;
 };
-// Collective over MPI_COMM_WORLD: every process offers the device allocation around `pointer`
+// Collective over paths.world: every process offers the device allocation around `pointer`
 // (null: none); each maps, through `mappings`, those of the processes it reaches by the peer path.
 std::vector<mapped_export> exchange_exports(const process_paths& paths, const void* pointer,
                                             peer_mappings& mappings);

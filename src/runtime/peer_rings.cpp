@@ -11,9 +11,9 @@ namespace {
 
 // Collective: whether any process says yes (the processes must agree on a mode that one of them
 // may have been given alone, e.g. by an argument).
-bool any_process(bool mine) {
+bool any_process(MPI_Comm world, bool mine) {
   int any = mine ? 1 : 0;
-  DCUDA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD));
+  DCUDA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world));
   return any != 0;
 }
 
@@ -47,9 +47,10 @@ peer_rings::peer_rings(const process_paths& paths, const bootstrap::rank_layout&
   const int me = paths.process_index;
   layout_ = geometry.layout(me);
   if (layout_.peer_gpus > protocol::max_peer_gpus) {
-    throw dcuda::runtime::error("dcuda_host_init: " + std::to_string(layout_.peer_gpus + 1) +
-                                " GPUs on one node; dcuda supports at most " +
-                                std::to_string(protocol::max_peer_gpus + 1));
+    throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
+                                "dcuda_host_init: " + std::to_string(layout_.peer_gpus + 1) +
+                                    " GPUs on one node; dcuda supports at most " +
+                                    std::to_string(protocol::max_peer_gpus + 1));
   }
   memory_ = device_array<char>(layout_.peer_gpus == 0 ? 0 : layout_.bytes());
   if (paths.process_count() < 2) return;  // alone: nothing to share, nobody to agree with
@@ -69,7 +70,7 @@ peer_rings::peer_rings(const process_paths& paths, const bootstrap::rank_layout&
                          : reinterpret_cast<std::uint32_t*>(memory + geometry.layout(p).taken()) +
                                geometry.slot_base(p, me));
   }
-  const bool through_hosts = any_process(host_world_barrier);
+  const bool through_hosts = any_process(paths.world, host_world_barrier);
   if (!paths.all_peers() || through_hosts) return;
   for (int p = 0; p < paths.process_count(); ++p) {
     if (!paths.reach_as_peers(me, p)) continue;

@@ -37,7 +37,7 @@ class ring_geometry {
 
 class peer_rings {
  public:
-  // Collective over MPI_COMM_WORLD where the job has several processes: allocates this GPU's
+  // Collective over paths.world where the job has several processes: allocates this GPU's
   // rings, exports them and maps those of the peers; then decides where barriers of
   // DCUDA_COMM_WORLD meet: on the GPUs where every process reaches every other by the peer path
   // and none asks for the hosts (`host_world_barrier`: every process must choose alike, and the

@@ -1,5 +1,6 @@
 #include "runtime/process_paths.h"
 
+#include <cstring>
 #include <sstream>
 
 #include "bootstrap/mpi_cuda_support.h"
@@ -14,6 +15,7 @@ struct process_card {
   std::int32_t node;
   std::int32_t force_network;
   char pci_bus_id[32];
+  unsigned char gpu_uuid[16];  // tells two processes on one GPU apart from two on MIG slices of it
 };
 
 bool can_reach(int device, const char* their_bus_id) {
@@ -52,22 +54,34 @@ bool process_paths::any_peer() const {
 }
 
 process_paths lone_process_paths() {
-  return {0, {protocol::route::local}, {std::string()}, {0}, {0}};
+  return {0, {protocol::route::local}, {std::string()}, {0}, {0}, {}, MPI_COMM_NULL};
 }
 
-process_paths decide_paths(const bootstrap::process_layout& layout, int device,
+process_paths decide_paths(const bootstrap::process_layout& layout, MPI_Comm world, int device,
                            bool force_network) {
   process_card mine{};
   mine.node = layout.node_index;
   mine.force_network = force_network ? 1 : 0;
   DCUDA_CUDA_CHECK(cudaDeviceGetPCIBusId(mine.pci_bus_id, sizeof mine.pci_bus_id, device));
+  cudaDeviceProp properties{};
+  DCUDA_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  static_assert(sizeof properties.uuid.bytes == sizeof mine.gpu_uuid);
+  std::memcpy(mine.gpu_uuid, properties.uuid.bytes, sizeof mine.gpu_uuid);
 
   std::vector<process_card> cards(static_cast<std::size_t>(layout.process_count));
-  DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
-                                MPI_COMM_WORLD));
+  DCUDA_MPI_CHECK(
+      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE, world));
   process_paths paths;
   paths.process_index = layout.process_index;
+  paths.world = world;
   paths.routes.assign(cards.size(), protocol::route::network);
+  std::vector<bootstrap::gpu_owner> owners;
+  for (const process_card& card : cards) {
+    owners.push_back(
+        {card.node, std::string(reinterpret_cast<const char*>(card.gpu_uuid), sizeof card.gpu_uuid),
+         card.pci_bus_id});
+  }
+  paths.shared_gpu_warning = bootstrap::shared_gpu_warning(owners, layout.process_index);
   for (std::size_t p = 0; p < cards.size(); ++p) {
     const process_card& card = cards[p];
     paths.gpu_names.push_back(std::string("GPU ") + card.pci_bus_id);
@@ -88,7 +102,7 @@ process_paths decide_paths(const bootstrap::process_layout& layout, int device,
     mine_peers[p] = paths.routes[p] == protocol::route::peer ? 1 : 0;
   }
   DCUDA_MPI_CHECK(MPI_Allgather(mine_peers.data(), static_cast<int>(n), MPI_BYTE, all_peers.data(),
-                                static_cast<int>(n), MPI_BYTE, MPI_COMM_WORLD));
+                                static_cast<int>(n), MPI_BYTE, world));
   paths.peers.assign(n * n, 0);
   for (std::size_t a = 0; a < n; ++a) {
     for (std::size_t b = 0; b < n; ++b) {

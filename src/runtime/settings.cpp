@@ -1,7 +1,9 @@
 #include "runtime/settings.h"
 
-#include <cstdlib>
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -19,8 +21,9 @@ struct setting_name {
 
 [[noreturn]] void reject(const setting_name& name, const std::string& text,
                          const std::string& expected) {
-  throw error(std::string("dcuda_host_init: setting ") + name.environment + " (" + name.argument +
-              "...) has the bad value '" + text + "'; expected " + expected);
+  throw error(DCUDA_ERROR_SETTING, std::string("dcuda_host_init: setting ") + name.environment +
+                                       " (" + name.argument + "...) has the bad value '" + text +
+                                       "'; expected " + expected);
 }
 
 double parse_number(const setting_name& name, const std::string& text, double lowest,
@@ -70,19 +73,116 @@ bool parse_switch(const setting_name& name, const std::string& text) {
   reject(name, text, "1 or 0 (also on/off, yes/no, true/false)");
 }
 
+log_level parse_level(const setting_name& name, const std::string& text) {
+  std::string upper = text;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (upper == "WARN") return log_level::warn;
+  if (upper == "INFO") return log_level::info;
+  if (upper == "TRACE") return log_level::trace;
+  reject(name, text, "WARN, INFO or TRACE");
+}
+
+// The settings (docs/settings.md lists them): the one place that names them.
+constexpr setting_name device{"DCUDA_DEVICE", "--dcuda-device="};
+constexpr setting_name ranks{"DCUDA_RANKS_PER_DEVICE", "--dcuda-ranks-per-device="};
+constexpr setting_name timeout{"DCUDA_WAIT_TIMEOUT", "--dcuda-wait-timeout="};
+constexpr setting_name network{"DCUDA_FORCE_NETWORK", "--dcuda-force-network="};
+constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
+constexpr setting_name debug{"DCUDA_DEBUG", "--dcuda-debug="};
+constexpr setting_name network_trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
+constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER", "--dcuda-host-world-barrier="};
+constexpr setting_name shared_gpus{"DCUDA_ALLOW_SHARED_GPUS", "--dcuda-allow-shared-gpus="};
+constexpr setting_name all_settings[] = {device, ranks,         timeout,      network,    verbose,
+                                         debug,  network_trace, host_barrier, shared_gpus};
+
+// Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
+constexpr const char* other_known_variables[] = {
+    // Read by dcuda's scripts, test suite and benchmarks, not by the library.
+    "DCUDA_APPS", "DCUDA_APPS_REPEATS", "DCUDA_APPS_SANITIZERS", "DCUDA_APPS_SANITIZER_PROCESSES",
+    "DCUDA_APPS_STEPS", "DCUDA_BENCH_MAX_SIZE", "DCUDA_BENCH_ONLY", "DCUDA_BENCH_RESULTS",
+    "DCUDA_CHECK_TRACE", "DCUDA_CMAKE_ARGS", "DCUDA_COMMIT", "DCUDA_NVSHMEM_RESULT", "DCUDA_PREFIX",
+    "DCUDA_TESTS_REGEX", "DCUDA_TEST_SHARE_GPUS", "DCUDA_TEST_SHARE_WINDOWS",
+    // CMake options and cache variables: not run-time settings, but harmless in the environment.
+    "DCUDA_BUILD_APPS", "DCUDA_BUILD_BENCH", "DCUDA_BUILD_EXAMPLES", "DCUDA_BUILD_TESTS",
+    "DCUDA_BUILD_TOOLS", "DCUDA_WARNINGS_AS_ERRORS", "DCUDA_MIN_CUDA_ARCHITECTURE",
+    "DCUDA_MULTI_GPU_PROCESSES", "DCUDA_CASE_STUDIES", "DCUDA_CCCL_INCLUDE_DIR",
+    "DCUDA_NCCL_INCLUDE_DIR", "DCUDA_NCCL_LIBRARY", "DCUDA_NCCL_ROOT", "DCUDA_NVSHMEM_ROOT",
+    "DCUDA_PYTHON3"};
+
+// The warning for `name`, which is not in `known` (the names in the same form).
+std::string unknown_setting_text(const std::string& name, const std::vector<std::string>& known) {
+  constexpr std::size_t close_enough = 3;
+  const std::string* nearest = nullptr;
+  std::size_t nearest_distance = close_enough + 1;
+  for (const std::string& candidate : known) {
+    const std::size_t distance = edit_distance(name, candidate);
+    if (distance < nearest_distance) {
+      nearest = &candidate;
+      nearest_distance = distance;
+    }
+  }
+  std::string text = "unknown setting " + name;
+  if (nearest != nullptr) text += " (did you mean " + *nearest + "?)";
+  return text;
+}
+
 }  // namespace
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  // One row of the table at a time: row[j] is the distance from a[0..i) to b[0..j).
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> unknown_settings(
+    const std::vector<std::string>& arguments,
+    const std::vector<std::pair<std::string, std::string>>& environment) {
+  std::vector<std::string> known_variables;
+  std::vector<std::string> known_arguments;  // without the '='
+  for (const setting_name& name : all_settings) {
+    known_variables.emplace_back(name.environment);
+    const std::string argument = name.argument;
+    known_arguments.push_back(argument.substr(0, argument.size() - 1));
+  }
+  known_variables.insert(known_variables.end(), std::begin(other_known_variables),
+                         std::end(other_known_variables));
+  std::vector<std::string> warnings;
+  for (const auto& entry : environment) {
+    const std::string& name = entry.first;
+    if (name.rfind("DCUDA_", 0) != 0) continue;
+    if (std::find(known_variables.begin(), known_variables.end(), name) != known_variables.end())
+      continue;
+    warnings.push_back(unknown_setting_text(name, known_variables));
+  }
+  for (const std::string& argument : arguments) {
+    if (argument.rfind("--dcuda-", 0) != 0) continue;
+    const std::size_t equals = argument.find('=');
+    const std::string name = argument.substr(0, equals);
+    const bool known =
+        std::find(known_arguments.begin(), known_arguments.end(), name) != known_arguments.end();
+    if (!known) {
+      warnings.push_back(unknown_setting_text(name, known_arguments));
+    } else if (equals == std::string::npos) {
+      warnings.push_back("setting " + name + " without a value is ignored; write " + name +
+                         "=VALUE, one word");
+    }
+  }
+  return warnings;
+}
 
 settings read_settings(const std::vector<std::string>& arguments,
                        const std::vector<std::pair<std::string, std::string>>& environment) {
-  static constexpr setting_name device{"DCUDA_DEVICE", "--dcuda-device="};
-  static constexpr setting_name ranks{"DCUDA_RANKS_PER_DEVICE", "--dcuda-ranks-per-device="};
-  static constexpr setting_name timeout{"DCUDA_WAIT_TIMEOUT", "--dcuda-wait-timeout="};
-  static constexpr setting_name network{"DCUDA_FORCE_NETWORK", "--dcuda-force-network="};
-  static constexpr setting_name verbose{"DCUDA_VERBOSE", "--dcuda-verbose="};
-  static constexpr setting_name trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
-  static constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER",
-                                             "--dcuda-host-world-barrier="};
-
   settings result;
   if (auto value = lookup(device, arguments, environment)) {
     result.device = parse_integer(device, *value, 0);
@@ -99,7 +199,16 @@ settings read_settings(const std::vector<std::string>& arguments,
   if (auto value = lookup(verbose, arguments, environment)) {
     result.verbose = parse_switch(verbose, *value);
   }
-  if (auto value = lookup(trace, arguments, environment)) result.network_trace = *value;
+  if (auto value = lookup(debug, arguments, environment)) {
+    result.debug = parse_level(debug, *value);
+  }
+  // DCUDA_VERBOSE=1 is DCUDA_DEBUG=INFO, and a level of INFO or more prints what it printed.
+  if (result.verbose) result.debug = std::max(result.debug, log_level::info);
+  result.verbose = result.debug >= log_level::info;
+  if (auto value = lookup(network_trace, arguments, environment)) result.network_trace = *value;
+  if (auto value = lookup(shared_gpus, arguments, environment)) {
+    result.allow_shared_gpus = parse_switch(shared_gpus, *value);
+  }
   if (auto value = lookup(host_barrier, arguments, environment)) {
     result.host_world_barrier = parse_switch(host_barrier, *value);
   }

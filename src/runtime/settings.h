@@ -2,9 +2,12 @@
 // dcuda_host_init receives; an argument wins over the environment). docs/settings.md lists them.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "runtime/diagnostics.h"
 
 namespace dcuda::runtime {
 
@@ -15,9 +18,14 @@ struct settings {
   double wait_timeout_s = 10.0;             // DCUDA_WAIT_TIMEOUT / --dcuda-wait-timeout=S (0: off)
   double report_wait_after_s = 0.05;        // a device wait this old publishes its state
   bool force_network = false;  // DCUDA_FORCE_NETWORK / --dcuda-force-network=1: no peer path
-  bool verbose = false;        // DCUDA_VERBOSE / --dcuda-verbose=1: print the path to each process
-  bool host_world_barrier = false;  // DCUDA_HOST_WORLD_BARRIER / --dcuda-host-world-barrier=1:
-                                    // world barriers through the host proxies even within a node
+  bool verbose = false;        // DCUDA_VERBOSE / --dcuda-verbose=1, or debug at INFO or more:
+                               // print the path to each process
+  log_level debug = log_level::warn;  // DCUDA_DEBUG / --dcuda-debug=WARN|INFO|TRACE (any case);
+                                      // DCUDA_VERBOSE=1 raises it to INFO
+  bool allow_shared_gpus = false;     // DCUDA_ALLOW_SHARED_GPUS / --dcuda-allow-shared-gpus=1: no
+                                      // warning where processes of a node share a GPU
+  bool host_world_barrier = false;    // DCUDA_HOST_WORLD_BARRIER / --dcuda-host-world-barrier=1:
+                                      // world barriers through the host proxies even within a node
   std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
                               // hop times, to PREFIX.<process>.csv (runtime/network_trace.h)
 };
@@ -28,5 +36,16 @@ settings read_settings(const std::vector<std::string>& arguments,
 
 // The process's environment variables whose names start with DCUDA_.
 std::vector<std::pair<std::string, std::string>> dcuda_environment();
+
+// One warning text per DCUDA_* variable or --dcuda-* argument that names no known setting:
+// "unknown setting DCUDA_WAIT_TIMOUT (did you mean DCUDA_WAIT_TIMEOUT?)", the suggestion only when
+// a known name is within edit distance 3. Known: the settings above, the variables of dcuda's own
+// scripts and test suite, and the names of its CMake options (which users may export).
+std::vector<std::string> unknown_settings(
+    const std::vector<std::string>& arguments,
+    const std::vector<std::pair<std::string, std::string>>& environment);
+
+// Levenshtein distance: the fewest insertions, deletions and substitutions from a to b.
+std::size_t edit_distance(const std::string& a, const std::string& b);
 
 }  // namespace dcuda::runtime

@@ -19,7 +19,7 @@ class shared_memory_mappings {
   shared_memory_mappings(const shared_memory_mappings&) = delete;
   shared_memory_mappings& operator=(const shared_memory_mappings&) = delete;
 
-  // Collective over MPI_COMM_WORLD: every process names one device allocation (any pointer into
+  // Collective over paths.world: every process names one device allocation (any pointer into
   // it) or none; each maps those of the processes it reaches by the peer path, now.
   void share(const process_paths& paths, const void* allocation);
   // Where the allocation that `process` shared, based at `exporter_base` in its address space,

@@ -93,7 +93,7 @@ std::vector<char> world_collectives::window_contribution() const {
              << std::hex << card.base << std::dec << " (" << card.size
              << " bytes) cannot be shared with the GPUs of other processes (" << e.what()
              << "); allocate windows with cudaMalloc, or set DCUDA_FORCE_NETWORK=1";
-        throw error(text.str());
+        throw error(DCUDA_ERROR_DEVICE_CALL, text.str());
       }
     }
     std::memcpy(bytes.data() + sizeof header + sizeof card * r, &card, sizeof card);
@@ -202,7 +202,8 @@ bool world_collectives::advance(transport::mpi_engine& engine, bool earlier_oper
   const auto& all = *current.contributions;
   for (std::size_t p = 0; p < all.size(); ++p) {
     if (all[p].call != static_cast<std::int32_t>(current.request.call)) {
-      throw error(describe_collective_mismatch(shape_.process_index, all[shape_.process_index].call,
+      throw error(DCUDA_ERROR_PEER,
+                  describe_collective_mismatch(shape_.process_index, all[shape_.process_index].call,
                                                static_cast<std::int64_t>(p), all[p].call));
     }
   }

@@ -41,6 +41,7 @@ mpi_engine::mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& s
                          " is outside 1..2^30 bytes");
   }
   DCUDA_MPI_CHECK(MPI_Comm_dup(world, &comm_));
+  DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   DCUDA_MPI_CHECK(MPI_Comm_rank(comm_, &process_index_));
   int processes = 0;
   DCUDA_MPI_CHECK(MPI_Comm_size(comm_, &processes));

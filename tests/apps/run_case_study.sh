@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A case study's GPU test: run_case_study.sh PROCESSES PROGRAM [ARGS...] runs PROGRAM under mpirun
-# with PROCESSES processes and passes when every run it was asked for (ARGS' --runs, default 1)
+# A case study's GPU test: run_case_study.sh PROCESSES PROGRAM [ARGS...] runs PROGRAM under the MPI
+# launcher that CMake was configured with (MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS and
+# MPIEXEC_POSTFLAGS in the environment; mpirun -np by default) with PROCESSES processes and passes when every run it was asked for (ARGS' --runs, default 1)
 # reports a passed result check. Without a GPU, or with fewer GPUs than processes, it prints
 # "SKIP: <why>" (CTest reports it skipped).
 set -uo pipefail
@@ -21,9 +22,11 @@ if [ "$gpus" -lt "$processes" ]; then
   echo "SKIP: $(basename "$program"): one GPU per process: $processes processes, $gpus GPU(s)"
   exit 0
 fi
-output=$(mpirun -np "$processes" --oversubscribe --allow-run-as-root --bind-to none \
-           --mca btl_vader_single_copy_mechanism none -x DCUDA_RANKS_PER_DEVICE \
-           -x DCUDA_WAIT_TIMEOUT "$@" 2>&1)
+# The processes get this environment (DCUDA_RANKS_PER_DEVICE, ...) from the launcher.
+read -r -a preflags <<<"${MPIEXEC_PREFLAGS:-}"
+read -r -a postflags <<<"${MPIEXEC_POSTFLAGS:-}"
+output=$("${MPIEXEC:-mpirun}" "${MPIEXEC_NUMPROC_FLAG:--np}" "$processes" "${preflags[@]}" \
+           "$program" "${postflags[@]}" "${@:2}" 2>&1)
 status=$?
 echo "$output"
 if [ $status -ne 0 ]; then echo "FAIL: exit status $status"; exit 1; fi

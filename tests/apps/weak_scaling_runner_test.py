@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU test of apps/run_weak_scaling.py (issues 4 and 5): the runner takes any GPU count.
+"""CPU test of apps/run_weak_scaling.py: the runner takes any GPU count.
 
 Stand-in programs take the place of an application's three versions: under mpirun they print, on
 process 0, one RESULT line per run asked for (--runs), with a time that depends on the version,

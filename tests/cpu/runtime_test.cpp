@@ -42,6 +42,11 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
   DCUDA_CHECK(!defaults.force_network);
   DCUDA_CHECK(!defaults.verbose);
   DCUDA_CHECK(!defaults.host_world_barrier);
+  DCUDA_CHECK(!defaults.allow_shared_gpus);
+  DCUDA_CHECK(runtime::read_settings({}, {{"DCUDA_ALLOW_SHARED_GPUS", "1"}}).allow_shared_gpus);
+  DCUDA_CHECK(
+      !runtime::read_settings({"--dcuda-allow-shared-gpus=0"}, {{"DCUDA_ALLOW_SHARED_GPUS", "1"}})
+           .allow_shared_gpus);
   DCUDA_CHECK_EQ(defaults.wait_timeout_s, 10.0);
   DCUDA_CHECK(runtime::read_settings({}, {{"DCUDA_HOST_WORLD_BARRIER", "yes"}}).host_world_barrier);
   DCUDA_CHECK(!runtime::read_settings({"--dcuda-host-world-barrier=off"},
@@ -57,6 +62,7 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
         {"DCUDA_DEVICE", "1.5"},
         {"DCUDA_FORCE_NETWORK", "maybe"},
         {"DCUDA_HOST_WORLD_BARRIER", "2"},
+        {"DCUDA_ALLOW_SHARED_GPUS", "sometimes"},
         {"DCUDA_WAIT_TIMEOUT", "nan"},
         {"DCUDA_WAIT_TIMEOUT", "inf"},
         {"DCUDA_RANKS_PER_DEVICE", "99999999999"}}) {

@@ -1,9 +1,13 @@
 // Bootstrap: where each process stands, and which world ranks it owns.
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "bootstrap/mpi_cuda_support.h"
+#include "bootstrap/mpi_session.h"
 #include "bootstrap/process_layout.h"
 #include "mpi_test_main.h"
+#include "runtime/error.h"
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -19,6 +23,32 @@ DCUDA_TEST(layout_numbers_processes_and_nodes) {
   DCUDA_CHECK_EQ(layout.node_index, 0);
   DCUDA_CHECK_EQ(layout.local_count, layout.process_count);
   DCUDA_CHECK_EQ(layout.local_index, layout.process_index);
+}
+
+DCUDA_TEST(node_local_position_matches_a_shared_memory_split) {
+  const process_layout layout = discover_layout(MPI_COMM_WORLD);
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int split_index = -1;
+  int split_count = -1;
+  MPI_Comm_rank(node, &split_index);
+  MPI_Comm_size(node, &split_count);
+  MPI_Comm_free(&node);
+  DCUDA_CHECK_EQ(layout.local_index, split_index);
+  DCUDA_CHECK_EQ(layout.local_count, split_count);
+  // The launcher (Open MPI's mpirun, MPICH's Hydra, srun) says the same, so nothing is warned.
+  const std::optional<launcher_position> launcher = read_launcher_position(launcher_environment());
+  DCUDA_CHECK(launcher.has_value());
+  DCUDA_CHECK_EQ(launcher->index, split_index);
+  if (launcher->count) DCUDA_CHECK_EQ(*launcher->count, split_count);
+  DCUDA_CHECK(
+      launcher_disagreement(layout.process_index, layout.local_index, layout.local_count, launcher)
+          .empty());
+  // Every process of the node takes a GPU of its own where there are as many (and GPU 0 where
+  // each sees one).
+  DCUDA_CHECK_EQ(choose_gpu(layout.local_index, layout.local_count, std::nullopt).device,
+                 layout.local_index);
+  DCUDA_CHECK_EQ(choose_gpu(layout.local_index, 1, std::nullopt).device, 0);
 }
 
 DCUDA_TEST(rank_counts_may_differ_between_processes) {
@@ -57,4 +87,27 @@ DCUDA_TEST(mpi_cuda_support_is_asked_and_reported) {
 #endif
   // The image's and CI's Open MPI are not CUDA-aware (DESIGN.md section 3); a CUDA-aware build
   // answers yes above, which is why this case checks consistency, not a fixed answer.
+}
+
+// dcuda initialised MPI here (main.cpp): MPI_COMM_WORLD and the communicators dcuda makes return
+// errors, and the check turns them into DCUDA_ERROR_MPI with MPI's own text.
+DCUDA_TEST(mpi_failure_becomes_an_mpi_error) {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  DCUDA_CHECK_EQ(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler), MPI_SUCCESS);
+  DCUDA_CHECK(handler == MPI_ERRORS_RETURN);
+  MPI_Errhandler_free(&handler);
+  int processes = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  int value = 0;
+  try {
+    DCUDA_MPI_CHECK(MPI_Send(&value, 1, MPI_INT, processes + 5, 0, MPI_COMM_WORLD));
+    throw dcuda_test::failure("MPI_Send to a rank that does not exist succeeded");
+  } catch (const dcuda::runtime::error& e) {
+    DCUDA_CHECK_EQ(e.code(), DCUDA_ERROR_MPI);
+    const std::string text = e.what();
+    DCUDA_CHECK(
+        text.rfind("MPI_Send(&value, 1, MPI_INT, processes + 5, 0, MPI_COMM_WORLD) failed: ", 0) ==
+        0);
+    DCUDA_CHECK(text.size() > std::strlen("MPI_Send(...) failed: "));  // MPI's own text follows
+  }
 }

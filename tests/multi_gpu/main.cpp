@@ -2,9 +2,11 @@
 // node the suite prints "SKIP: ..." (CTest reports it skipped) and runs nothing.
 //
 // DCUDA_TEST_SHARE_GPUS=1 runs more processes than the node has GPUs: process i takes GPU
-// i % GPUs (DCUDA_DEVICE), and the processes of one GPU reach each other by the peer path like
-// processes of different GPUs (CUDA IPC; the GPU time-slices their persistent kernels). That is how
-// a machine with 2 GPUs runs the peer rings of 3 and 4 processes (several rings per rank).
+// i % GPUs (dcuda's own choice, node-local index modulo visible GPUs; its warning about shared
+// GPUs silenced with DCUDA_ALLOW_SHARED_GPUS), and the processes of one GPU reach each other by
+// the peer path like processes of different GPUs (CUDA IPC; the GPU time-slices their persistent
+// kernels). That is how a machine with 2 GPUs runs the peer rings of 3 and 4 processes (several
+// rings per rank), and how CUDA_VISIBLE_DEVICES=0 puts every process on one GPU.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -20,9 +22,7 @@ int main(int argc, char** argv) {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int processes_here = 0;
-  int index_here = 0;
   MPI_Comm_size(node, &processes_here);
-  MPI_Comm_rank(node, &index_here);
   MPI_Comm_free(&node);
   int gpus = 0;
   const cudaError_t status = cudaGetDeviceCount(&gpus);
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   const bool share_gpus = share != nullptr && std::string(share) == "1";
   int enough = status == cudaSuccess && (share_gpus ? gpus >= 1 : gpus >= processes_here) ? 1 : 0;
   if (enough == 1 && share_gpus) {
-    setenv("DCUDA_DEVICE", std::to_string(index_here % gpus).c_str(), 1);
+    setenv("DCUDA_ALLOW_SHARED_GPUS", "1", 1);
   }
   MPI_Allreduce(MPI_IN_PLACE, &enough, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (enough == 0) {

@@ -1,0 +1,23 @@
+# CTest step: runs COMMAND (a list) and passes only if it ends with exit status EXIT (default 1)
+# and its standard error matches each regular expression of MATCH and none of NO_MATCH.
+# Standard output and error are printed for the log.
+if(NOT DEFINED EXIT)
+  set(EXIT 1)
+endif()
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 60)
+message("standard output:\n${out}\nstandard error:\n${err}")
+if(NOT result STREQUAL "${EXIT}")
+  message(FATAL_ERROR "exit status ${result}, expected ${EXIT}")
+endif()
+foreach(pattern IN LISTS MATCH)
+  if(NOT err MATCHES "${pattern}")
+    message(FATAL_ERROR "standard error does not match: ${pattern}")
+  endif()
+endforeach()
+foreach(pattern IN LISTS NO_MATCH)
+  if(err MATCHES "${pattern}")
+    message(FATAL_ERROR "standard error matches what it must not: ${pattern}")
+  endif()
+endforeach()
+message("exit status ${result} and standard error as expected")

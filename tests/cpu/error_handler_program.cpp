@@ -1,0 +1,70 @@
+// A program whose dcuda call fails on the host, before any GPU is needed; its error handler writes
+// what it receives on standard error. CTest runs it (cmake/expect_error_exit.cmake) and checks
+// the exit status, the printed error, and what the handler saw.
+//
+//   error_handler_program MODE [--dcuda-... arguments]
+//   MODE: null-context    dcuda_host_get_rank_info(NULL, ...): DCUDA_ERROR_INVALID_ARGUMENT
+//         stale-context   dcuda_host_run on a handle dcuda_host_init never made:
+//                         DCUDA_ERROR_INVALID_STATE
+//         init            dcuda_host_init with the settings of the environment and the
+//                         arguments after MODE: DCUDA_ERROR_SETTING for a malformed one, else
+//                         DCUDA_ERROR_CUDA (no GPU here; on a GPU, `kernel` is no kernel)
+//         default-handler a handler set, then NULL: only dcuda's own message
+//         handler-fails   the handler itself calls a failing dcuda function: the process ends
+//                         at once, with the handler entered once
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "dcuda/host.h"
+
+namespace {
+
+int handler_calls = 0;
+
+void write_error(const dcuda_error_info* error, void* user_data) {
+  ++handler_calls;
+  std::fprintf(stderr,
+               "handler: user_data=%s code=%s (%d) call=%s process_index=%d gpu_usable=%d "
+               "message=[%s] calls=%d\n",
+               static_cast<const char*>(user_data), dcuda_error_name(error->code),
+               static_cast<int>(error->code), error->call, error->process_index, error->gpu_usable,
+               error->message, handler_calls);
+  std::fflush(stderr);
+}
+
+void failing_handler(const dcuda_error_info* error, void* user_data) {
+  write_error(error, user_data);
+  dcuda_host_finish(nullptr);  // must not be called here: ends the process at once
+  std::fprintf(stderr, "handler: returned from dcuda_host_finish\n");
+}
+
+void kernel(dcuda_context_handle) {}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  static char user_data[] = "checkpoint";
+  dcuda_host_set_error_handler(mode == "handler-fails" ? failing_handler : write_error, user_data);
+  std::printf("before the error\n");  // dcuda flushes it before it prints the error
+  if (mode == "null-context" || mode == "handler-fails") {
+    dcuda_rank_info info{};
+    dcuda_host_get_rank_info(nullptr, &info);
+  } else if (mode == "stale-context") {
+    // A handle the program made up (or kept after dcuda_host_finish).
+    alignas(16) static char not_a_context[64] = {};
+    dcuda_host_run(reinterpret_cast<dcuda_host_context_handle>(not_a_context));
+  } else if (mode == "init") {
+    dcuda_host_context_handle ctx = nullptr;
+    dcuda_host_init(argc - 1, argv + 1, &ctx, kernel, 32);
+  } else if (mode == "default-handler") {
+    dcuda_host_set_error_handler(nullptr, nullptr);
+    dcuda_host_get_timings(nullptr);
+  } else {
+    std::fprintf(stderr, "unknown mode '%s'\n", mode.c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "the failing call returned\n");
+  return 0;
+}
