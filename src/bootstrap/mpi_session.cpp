@@ -1,6 +1,7 @@
 #include "bootstrap/mpi_session.h"
 
 #include <string>
+#include <utility>
 
 #include "runtime/error.h"
 
@@ -34,6 +35,29 @@ mpi_session::mpi_session(int* argc, char*** argv) {
             "; dcuda needs MPI_THREAD_SERIALIZED or more (initialise MPI with MPI_Init_thread, or "
             "let dcuda initialise it)");
   }
+}
+
+mpi_communicator::mpi_communicator(MPI_Comm original) {
+  DCUDA_MPI_CHECK(MPI_Comm_dup(original, &comm_));
+  DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+}
+
+mpi_communicator::mpi_communicator(mpi_communicator&& other) noexcept
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)) {}
+
+mpi_communicator& mpi_communicator::operator=(mpi_communicator&& other) noexcept {
+  if (this != &other) {
+    mpi_communicator old(std::move(*this));
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+  }
+  return *this;
+}
+
+mpi_communicator::~mpi_communicator() {
+  if (comm_ == MPI_COMM_NULL) return;
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (!finalised) MPI_Comm_free(&comm_);
 }
 
 mpi_session::~mpi_session() {

@@ -21,6 +21,24 @@ class mpi_session {
   int thread_level_ = MPI_THREAD_SINGLE;
 };
 
+// dcuda's own duplicate of a communicator (MPI_COMM_WORLD): collectives on it cannot meet the
+// program's own, and its failures return to dcuda (MPI_ERRORS_RETURN, DCUDA_ERROR_MPI) instead
+// of aborting the job inside MPI, whatever handler the program gave the original. Empty
+// (MPI_COMM_NULL) when default-constructed or moved from.
+class mpi_communicator {
+ public:
+  mpi_communicator() = default;
+  explicit mpi_communicator(MPI_Comm original);
+  mpi_communicator(mpi_communicator&& other) noexcept;
+  mpi_communicator& operator=(mpi_communicator&& other) noexcept;
+  ~mpi_communicator();
+
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
 // Checks an MPI call; the message carries the call as written and MPI's error text, the code
 // DCUDA_ERROR_MPI. Only calls on communicators with MPI_ERRORS_RETURN (dcuda's own) return a
 // failure at all; under MPI's default handler the job aborts inside the call.

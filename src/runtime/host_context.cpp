@@ -5,166 +5,18 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "bootstrap/cpu_placement.h"
 #include "runtime/channel_consumer.h"
+#include "runtime/command_server.h"
 #include "runtime/cpu_timers.h"
-#include "runtime/diagnostics.h"
 #include "runtime/driver_api.h"
 #include "runtime/error_text.h"
+#include "runtime/log_printing.h"
 #include "runtime/network_proxy.h"
 #include "runtime/polling_thread.h"
 #include "runtime/watchdog.h"
-
-namespace dcuda::runtime {
-namespace {
-
-// The GPU of this process (bootstrap::choose_gpu): the one the settings name, else its index
-// among the processes of its node modulo the GPUs it sees.
-int select_device(const std::optional<int>& chosen, const process_group* group, bool verbose) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status == cudaErrorNoDevice) {
-    cudaGetLastError();  // no GPU is an answer here: choose_gpu says so
-    count = 0;
-  } else {
-    DCUDA_CUDA_CHECK(status);
-  }
-  const int local_index = group != nullptr ? group->layout().local_index : 0;
-  const dcuda::bootstrap::gpu_choice choice =
-      dcuda::bootstrap::choose_gpu(local_index, count, chosen);
-  DCUDA_CUDA_CHECK(cudaSetDevice(choice.device));
-  if (verbose) info("takes GPU " + std::to_string(choice.device) + " (" + choice.reason + ")");
-  return choice.device;
-}
-
-// Resident blocks to keep back from the ranks for the delivery agent, which the kernel runs
-// beside them when some rank is reached through the network (device/delivery_agent.cuh). Decides
-// the paths first (collective). Kept back unless every process reaches every other by the peer
-// path, an answer every process shares, so that every GPU of a uniform node runs as many ranks;
-// on a node of NVLink peers no block would run there (one SM of the GPU idle).
-int blocks_for_delivery_agent(process_group* group, int device, bool force_network) {
-  if (group == nullptr) return 0;
-  group->decide_paths(device, force_network);
-  return group->layout().process_count > 1 && !group->all_peers() ? 1 : 0;
-}
-
-world_shape shape_of(process_group* group, int device_ranks) {
-  if (group == nullptr) return {device_ranks, device_ranks, 0, 1, 0};
-  group->share_rank_counts(device_ranks);
-  const int me = group->layout().process_index;
-  return {device_ranks, group->ranks().world_size(), group->ranks().rank_start(me),
-          group->layout().process_count, me};
-}
-
-// Every rank on this GPU: one process alone.
-std::vector<protocol::rank_route> local_routes(const device_state& state) {
-  std::vector<protocol::rank_route> routes(static_cast<std::size_t>(state.shape().device_ranks));
-  for (std::size_t r = 0; r < routes.size(); ++r) {
-    routes[r] = {};
-    routes[r].counters = state.device_notifications() + r * protocol::tag_count;
-    routes[r].path = static_cast<std::uint32_t>(protocol::route::local);
-  }
-  return routes;
-}
-
-// Prints log lines as "[rank R] text" (or "[rank R thread T] text") on standard output.
-bool print_log_lines(channel_consumer& logs) {
-  bool any = false;
-  while (auto line = logs.try_take()) {
-    any = true;
-    std::string out = "[rank " + std::to_string(line->rank);
-    if (line->aux >= 0) out += " thread " + std::to_string(line->aux);
-    out += "] " + line->text + "\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  }
-  if (any) {
-    std::fflush(stdout);
-  } else {
-    logs.publish_position();
-  }
-  return any;
-}
-
-// Serves timers and pings. Pings are answered by storing the operation number the rank waits for.
-// Messages carry world ranks; the per-rank host arrays are indexed by rank on this GPU.
-bool serve_commands(channel_consumer& commands, cpu_timers& timers, std::uint32_t* acks,
-                    int rank_start, network_proxy* network) {
-  if (network != nullptr && !network->accepting()) return false;  // it is busy with earlier ones
-  auto message = commands.try_take();
-  if (!message) {
-    commands.publish_position();
-    return false;
-  }
-  const auto now = cpu_timers::clock::now();
-  const int device_rank = message->rank - rank_start;
-  switch (message->type) {
-    case protocol::message_type::timer_start:
-      timers.start(device_rank, now);
-      break;
-    case protocol::message_type::timer_stop:
-      timers.stop(device_rank, now);
-      break;
-    case protocol::message_type::ping:
-      if (network != nullptr) {  // answered in order with the rank's staged operations
-        network->take_ping(message->rank, static_cast<std::uint32_t>(message->aux));
-      } else {
-        protocol::system_atomic<std::uint32_t>(acks[device_rank])
-            .store(static_cast<std::uint32_t>(message->aux), cuda::memory_order_release);
-      }
-      break;
-    case protocol::message_type::remote_operation:
-    case protocol::message_type::world_collective:
-      if (network == nullptr) {
-        throw error("host proxy: rank " + std::to_string(message->rank) +
-                    " sent a message for other processes, but this process runs alone");
-      }
-      if (message->type == protocol::message_type::remote_operation) {
-        network->take_operation(*message);
-      } else {
-        network->take_collective(*message);
-      }
-      break;
-    default:
-      break;
-  }
-  return true;
-}
-
-struct run_outcome {
-  cudaError_t kernel_status = cudaSuccess;
-  std::optional<std::string> hang_report;  // set when the watchdog found a standstill
-};
-
-// The main thread's part of a run: wait for the kernel, asking the watchdog every millisecond.
-// Warnings are printed and the run goes on; after a standstill the ranks get a moment to stop
-// (waiting ranks trap on the abort flag), then the run is given up whatever they do.
-run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog, const device_state& state) {
-  run_outcome outcome;
-  std::optional<watchdog::clock::time_point> gave_up_at;
-  while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
-    const auto now = watchdog::clock::now();
-    if (!outcome.hang_report) {
-      watchdog::verdict verdict = dog.check(now);
-      if (verdict.what == watchdog::verdict::warning) {
-        std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
-        std::fflush(stderr);
-      } else if (verdict.what == watchdog::verdict::standstill) {
-        outcome.hang_report = std::move(verdict.report);
-        state.request_abort();
-        gave_up_at = now;
-      }
-    } else if (now - *gave_up_at > std::chrono::seconds(5)) {
-      break;  // some rank is not in a dcuda wait and never reads the abort flag
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return outcome;
-}
-
-}  // namespace
-}  // namespace dcuda::runtime
+#include "runtime/watchdog_loop.h"
 
 using namespace dcuda::runtime;
 namespace protocol = dcuda::protocol;
@@ -174,49 +26,36 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     : settings_(settings),
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
-      group_(process_group::join_if_launched()),
-      device_(select_device(settings.device, group_.get(), settings.verbose)),
-      launch_(
-          plan_launch(kernel, device_, threads_per_rank, settings.max_ranks_per_device,
-                      blocks_for_delivery_agent(group_.get(), device_, settings.force_network))),
-      state_(shape_of(group_.get(), launch_.ranks), settings.report_wait_after_s) {
-  const world_shape& shape = state_.shape();
-  if (group_) {
-    state_.allocate_rings(group_->ring_layout());
-    group_->share_rings(state_.ring_memory());
-    state_.set_ring_taken(group_->ring_taken());
-    // Every process must choose alike: all_peers is the same everywhere, the setting may not be.
-    const bool through_hosts = group_->any_process(settings.host_world_barrier);
-    if (group_->all_peers() && !through_hosts) state_.set_node_barrier(group_->board_out());
-    state_.set_rank_routes(group_->rank_routes(state_.device_notifications()));
-    if (shape.process_count >
-        1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
-      outgoing_staging_.emplace(staging_bytes);
-      incoming_staging_.emplace(staging_bytes);
-    }
-    if (!settings.allow_shared_gpus && !group_->shared_gpu_warning().empty()) {
-      std::fputs(group_->shared_gpu_warning().c_str(), stderr);
-      std::fflush(stderr);
-    }
-    if (settings.verbose) {
-      const std::string barrier =
-          group_->layout().process_count < 2
-              ? std::string()
-              : std::string("dcuda: barriers of DCUDA_COMM_WORLD meet ") +
-                    (state_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
-                                            : "through the host proxies\n");
-      const std::string paths =
-          group_->describe_paths() + barrier +
-          dcuda::bootstrap::describe_cpu_placement(group_->layout().process_index,
-                                                   dcuda::bootstrap::allowed_cpus());
-      std::fwrite(paths.data(), 1, paths.size(), stderr);
-      std::fflush(stderr);
-    }
-  } else {
-    state_.set_rank_routes(local_routes(state_));
+      placement_(place_process(settings.device, settings.verbose)),
+      paths_(decide_paths(placement_, settings.force_network)),
+      counts_(
+          count_ranks(placement_, paths_, kernel, threads_per_rank, settings.max_ranks_per_device)),
+      rings_(paths_, counts_.ranks, settings.host_world_barrier),
+      buffers_(counts_.shape, rings_.wiring(), route_ranks(paths_, counts_, rings_),
+               settings.report_wait_after_s) {
+  const world_shape& shape = buffers_.shape();
+  const dcuda::bootstrap::process_layout layout = placement_.layout();
+  if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
+    outgoing_staging_.emplace(staging_bytes);
+    incoming_staging_.emplace(staging_bytes);
   }
-  const dcuda::bootstrap::process_layout layout =
-      group_ ? group_->layout() : dcuda::bootstrap::process_layout{};
+  if (!settings.allow_shared_gpus && !paths_.shared_gpu_warning.empty()) {
+    std::fputs(paths_.shared_gpu_warning.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  if (placement_.job && settings.verbose) {
+    const std::string barrier =
+        layout.process_count < 2
+            ? std::string()
+            : std::string("dcuda: barriers of DCUDA_COMM_WORLD meet ") +
+                  (buffers_.meets_on_gpus() ? "on the GPUs (every process is a peer)\n"
+                                            : "through the host proxies\n");
+    const std::string paths = describe_paths(layout, paths_, counts_.ranks) + barrier +
+                              dcuda::bootstrap::describe_cpu_placement(
+                                  layout.process_index, dcuda::bootstrap::allowed_cpus());
+    std::fwrite(paths.data(), 1, paths.size(), stderr);
+    std::fflush(stderr);
+  }
   rank_info_.rank_count = shape.world_size;
   rank_info_.rank_responsible = shape.device_ranks;
   rank_info_.rank_start = shape.rank_start;
@@ -244,7 +83,7 @@ void dcuda_host_context::share_memory(void* allocation) {
       throw error(DCUDA_ERROR_CUDA, "the CUDA driver does not know the allocation it just found");
     shared_allocations_.push_back({range.base, range.size, *id});
   }
-  if (group_ && group_->layout().process_count > 1) group_->share_memory(allocation);
+  if (placement_.layout().process_count > 1) shared_memory_.share(paths_, allocation);
 }
 
 void dcuda_host_context::check_shared_allocations() const {
@@ -271,67 +110,49 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     DCUDA_CUDA_CHECK(
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
   }
-  state_.prepare_run(device_data, stream_.get());
+  buffers_.prepare_run(device_data, stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 
   // Other processes: the network side of the proxy (created by all processes together).
   std::optional<network_proxy> network;
-  if (state_.shape().process_count > 1) {
-    network.emplace(*group_, state_, *outgoing_staging_, *incoming_staging_,
-                    settings_.network_trace);
+  if (buffers_.shape().process_count > 1) {
+    network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
+                    *incoming_staging_, settings_.network_trace);
   }
 
-  channel_consumer commands(state_.command_channel());
-  channel_consumer logs(state_.log_channel());
-  cpu_timers timers(launch_.ranks);
+  command_server server(buffers_, network ? &*network : nullptr);
+  channel_consumer logs(buffers_.log_channel());
   std::function<std::string()> other_processes;
   if (network) other_processes = [&] { return network->waiting_for(); };
   // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.
-  watchdog dog(state_.wait_records(), launch_.ranks, rank_info_.rank_start,
-               settings_.wait_timeout_s, other_processes, state_.uses_network());
+  watchdog dog(buffers_.wait_records(), counts_.launch.ranks, rank_info_.rank_start,
+               settings_.wait_timeout_s, other_processes, buffers_.uses_network());
   cuda_event started;
   cuda_event finished;
   run_outcome outcome;
-  std::string proxy_failure;  // written by the proxy thread, read after it has been joined
-  dcuda_error_code proxy_failure_code = DCUDA_ERROR_INTERNAL;
   {
-    std::uint32_t* acks = state_.host_acks();
-    network_proxy* remote = network ? &*network : nullptr;
     polling_thread command_proxy(
-        [&] {
-          if (!proxy_failure.empty()) return false;
-          try {
-            bool any = serve_commands(commands, timers, acks, rank_info_.rank_start, remote);
-            if (remote != nullptr) any = remote->progress() || any;
-            return any;
-          } catch (const std::exception& failure) {
-            // The ranks cannot go on without their proxy: stop them, report after the run.
-            proxy_failure = failure.what();
-            proxy_failure_code = code_of(failure);
-            state_.request_abort();
-            return false;
-          }
-        },
-        std::chrono::microseconds(0),
+        [&] { return server.poll(); }, std::chrono::microseconds(0),
         // The CUDA device is per thread: the proxy's copies and events belong to this GPU.
-        [this] { cudaSetDevice(device_); });
+        [this] { cudaSetDevice(placement_.device); });
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
 
-    dcuda_context* context = state_.device_context();
+    dcuda_context* context = buffers_.device_context();
     void* arguments[] = {&context};
     DCUDA_CUDA_CHECK(cudaEventRecord(started.get(), stream_.get()));
     // The ranks, then the delivery agent when the network path is in use.
-    const int blocks = launch_.ranks + (state_.uses_network() ? 1 : 0);
+    const int blocks = counts_.launch.ranks + (buffers_.uses_network() ? 1 : 0);
     DCUDA_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_),
                                                  dim3(blocks), dim3(threads_per_rank_), arguments,
                                                  0, stream_.get()));
     DCUDA_CUDA_CHECK(cudaEventRecord(finished.get(), stream_.get()));
 
-    outcome = watch_until_finished(finished.get(), dog, state_);
+    outcome = watch_until_finished(finished.get(), dog, buffers_);
   }  // threads drain what the device sent, then stop
+  const std::string& proxy_failure = server.failure();
 
-  const protocol::error_report& report = state_.error();
+  const protocol::error_report& report = buffers_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {
     throw error(code_of(report),
@@ -345,9 +166,9 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
                     (proxy_failure.empty() ? "" : " (then the host proxy: " + proxy_failure + ")"));
   }
   if (!proxy_failure.empty()) {
-    throw error(proxy_failure_code, "dcuda_host_run: host proxy of process " +
-                                        std::to_string(rank_info_.process_index) + ": " +
-                                        proxy_failure + "; the run was stopped");
+    throw error(server.failure_code(), "dcuda_host_run: host proxy of process " +
+                                           std::to_string(rank_info_.process_index) + ": " +
+                                           proxy_failure + "; the run was stopped");
   }
   if (outcome.kernel_status != cudaSuccess) {
     throw_cuda_error(outcome.kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");
@@ -359,6 +180,6 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
         cudaMemcpyAsync(user_data, device_data, size, cudaMemcpyDeviceToHost, stream_.get()));
     DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
-  timings_ = timers.results();
+  timings_ = server.timings();
   return elapsed_ms;
 }

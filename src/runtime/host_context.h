@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "dcuda/host.h"
-#include "runtime/device_state.h"
-#include "runtime/launch_config.h"
+#include "runtime/device_buffers.h"
+#include "runtime/host_setup.h"
+#include "runtime/peer_rings.h"
 #include "runtime/pinned_pool.h"
-#include "runtime/process_group.h"
+#include "runtime/process_paths.h"
 #include "runtime/settings.h"
+#include "runtime/shared_memory_mappings.h"
 
 struct dcuda_host_context {
  public:
@@ -44,11 +46,14 @@ struct dcuda_host_context {
   dcuda::runtime::settings settings_;
   dcuda_kernel_t kernel_;
   int threads_per_rank_;
-  std::unique_ptr<dcuda::runtime::process_group> group_;  // null: a single process without MPI
-  int device_;
-  dcuda::runtime::launch_config launch_;
+  // The set-up's phases, in their order (runtime/host_setup.h).
+  dcuda::runtime::process_placement placement_;
+  dcuda::runtime::process_paths paths_;
+  dcuda::runtime::rank_counts counts_;
+  dcuda::runtime::peer_rings rings_;
+  dcuda::runtime::device_buffers buffers_;
   dcuda_rank_info rank_info_{};
-  dcuda::runtime::device_state state_;
+  dcuda::runtime::shared_memory_mappings shared_memory_;
   // Pinned staging of the network path, per direction (runtime/network_proxy.h).
   static constexpr std::size_t staging_bytes = std::size_t{64} << 20;
   std::optional<dcuda::runtime::pinned_pool> outgoing_staging_;

@@ -21,54 +21,34 @@ constexpr std::size_t operation_bytes = sizeof(remote_operation) + sizeof(std::u
 static_assert(operation_bytes <= protocol::entry_payload_bytes,
               "a remote operation and its source address fill the first entry");
 
-// What each process contributes to a dcuda_win_create over DCUDA_COMM_WORLD.
-struct window_header {
-  std::uint32_t windows_in_use;
-  std::int32_t ranks;
-  std::uint32_t generation[protocol::max_windows];
-};
-struct window_card {
-  std::uint64_t base;  // as the owner sees it
-  std::uint64_t size;
-  std::uint64_t offset;  // of base in the exported allocation
-  std::int32_t exported;
-  std::int32_t pad;
-  cudaIpcMemHandle_t allocation;
-};
-
 }  // namespace
 
-network_proxy::network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
-                             pinned_pool& incoming, const std::string& trace_prefix)
-    : group_(group),
-      state_(state),
-      shape_(state.shape()),
+network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
+                             const shared_memory_mappings& shared_memory, device_buffers& buffers,
+                             pinned_pool& outgoing, pinned_pool& incoming,
+                             const std::string& trace_prefix)
+    : buffers_(buffers),
+      shape_(buffers.shape()),
       outgoing_pool_(outgoing),
       incoming_pool_(incoming),
-      agent_(state.uses_network() ? state.agent_queue() : nullptr),
+      agent_(buffers.uses_network() ? buffers.agent_queue() : nullptr),
       small_landings_(protocol::agent_queue_slots),
-      windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows),
+      collectives_(paths, ranks, shared_memory, buffers),
       trace_(trace_prefix, shape_.process_index),
-      engine_(group.world(), group.ranks(), *this) {
+      engine_(paths.world, ranks, *this) {
   static_assert(protocol::agent_inline_bytes <= sizeof(std::uint64_t));
   free_small_landings_.reserve(small_landings_.size());
   for (std::uint32_t slot = 0; slot < small_landings_.size(); ++slot) {
     free_small_landings_.push_back(slot);
   }
-  for (int p = 0; p < shape_.process_count; ++p) {
-    any_peer_ = any_peer_ || group.route_to_process(p) == protocol::route::peer;
-  }
 }
 
-network_proxy::~network_proxy() {
-  // The kernel has ended (and with it the agent's copies); a window row upload may still be on
-  // its way.
-  cudaStreamSynchronize(uploads_.get());
+void network_proxy::take_world_collective(const channel_message& message) {
+  collectives_.take(message);
 }
 
-const protocol::window_entry& network_proxy::own_window(int slot, int device_rank) const {
-  return windows_[protocol::window_index(slot, static_cast<std::uint32_t>(device_rank),
-                                         static_cast<std::uint32_t>(shape_.device_ranks))];
+std::string network_proxy::waiting_for() const {
+  return collectives_.waiting_for();
 }
 
 // ---- outgoing ----
@@ -169,7 +149,7 @@ bool network_proxy::post_ready() {
       in_flight_.push_back(std::move(step.payload));
     }
     if (step.acknowledgement != 0) {
-      protocol::system_atomic<std::uint32_t>(state_.host_acks()[step.device_rank])
+      protocol::system_atomic<std::uint32_t>(buffers_.host_acks()[step.device_rank])
           .store(step.acknowledgement, cuda::memory_order_release);
     }
     to_post_.pop_front();
@@ -201,11 +181,7 @@ bool network_proxy::ready_for(const remote_operation& op) {
     if (!lands_small(op) && !incoming_pool_.can_take(static_cast<std::size_t>(op.size))) {
       return false;
     }
-    if (collective_ && op.window >= 0 && op.window < protocol::max_windows &&
-        collective_->request.call == static_cast<std::uint32_t>(protocol::call::win_create) &&
-        own_window(op.window, op.target_rank - shape_.rank_start).generation == 0) {
-      return false;
-    }
+    if (collectives_.holds(op)) return false;
   }
   ++reserved_jobs_;
   trace_.record(network_trace::hop::arrived, op);
@@ -218,7 +194,7 @@ void* network_proxy::landing_address(const remote_operation& op) {
       op.window >= protocol::max_windows) {
     return nullptr;
   }
-  const protocol::window_entry& window = own_window(op.window, device_rank);
+  const protocol::window_entry& window = collectives_.own_window(op.window, device_rank);
   if (window.generation == 0 || !protocol::range_inside_window(op.offset, op.size, window.size)) {
     return nullptr;
   }
@@ -243,7 +219,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   const int device_rank = op.target_rank - shape_.rank_start;
   std::uint32_t* counter = nullptr;
   if (protocol::notifies(op)) {
-    counter = state_.device_notifications() +
+    counter = buffers_.device_notifications() +
               protocol::counter_index(static_cast<std::uint32_t>(device_rank),
                                       static_cast<std::uint32_t>(op.tag));
   }
@@ -254,7 +230,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   }
   // One job: the data, then the count. A small payload travels in the job, so its slot is free
   // again at once; a larger one's staging goes back once the agent has copied it.
-  const protocol::window_entry& window = own_window(op.window, device_rank);
+  const protocol::window_entry& window = collectives_.own_window(op.window, device_rank);
   auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
   const std::uint32_t job =
       agent_.copy_from_host(destination, landing, static_cast<std::size_t>(op.size), counter);
@@ -278,189 +254,14 @@ bool network_proxy::finish_deliveries() {
   return any;
 }
 
-// ---- collectives ----
-
-void network_proxy::take_collective(const channel_message& message) {
-  if (collective_) {
-    throw error("host proxy: collective " + std::to_string(message.aux) +
-                " started before collective " + std::to_string(collective_->sequence) + " ended");
-  }
-  collective& next = collective_.emplace();
-  next.sequence = static_cast<std::uint32_t>(message.aux);
-  std::memcpy(&next.request, message.text.data(),
-              std::min(sizeof next.request, message.text.size()));
-}
-
-std::vector<char> network_proxy::window_contribution() const {
-  window_header header{};
-  header.windows_in_use = collective_->request.windows_in_use;
-  header.ranks = shape_.device_ranks;
-  std::memcpy(header.generation, collective_->request.generation, sizeof header.generation);
-  std::vector<char> bytes(sizeof header + sizeof(window_card) * shape_.device_ranks);
-  std::memcpy(bytes.data(), &header, sizeof header);
-  const protocol::window_offer* offers = state_.window_offers();
-  for (int r = 0; r < shape_.device_ranks; ++r) {
-    window_card card{};
-    const volatile protocol::window_offer& offer = offers[r];
-    card.base = offer.base;
-    card.size = offer.size;
-    if (any_peer_ && card.base != 0 && card.size != 0) {
-      try {
-        const exported_memory exported = export_memory(reinterpret_cast<void*>(card.base));
-        card.allocation = exported.handle;
-        card.offset = exported.offset;
-        card.exported = 1;
-      } catch (const error& e) {
-        std::ostringstream text;
-        text << "dcuda_win_create: rank " << shape_.rank_start + r << ": the window at 0x"
-             << std::hex << card.base << std::dec << " (" << card.size
-             << " bytes) cannot be shared with the GPUs of other processes (" << e.what()
-             << "); allocate windows with cudaMalloc, or set DCUDA_FORCE_NETWORK=1";
-        throw error(DCUDA_ERROR_DEVICE_CALL, text.str());
-      }
-    }
-    std::memcpy(bytes.data() + sizeof header + sizeof card * r, &card, sizeof card);
-  }
-  return bytes;
-}
-
-void network_proxy::complete_window_creation(
-    const std::vector<transport::mpi_engine::contribution>& all,
-    protocol::world_collective_result& result) {
-  std::uint32_t in_use = 0;
-  for (const auto& c : all) {
-    window_header header{};
-    std::memcpy(&header, c.bytes.data(), sizeof header);
-    in_use |= header.windows_in_use;
-  }
-  result.slot = protocol::lowest_free_slot(in_use);
-  if (result.slot < 0) return;
-  const int slot = result.slot;
-  std::uint32_t newest = 0;
-  for (const auto& c : all) {
-    window_header header{};
-    std::memcpy(&header, c.bytes.data(), sizeof header);
-    newest = std::max(newest, header.generation[slot]);
-  }
-  result.generation = protocol::next_generation(newest);
-
-  const bootstrap::rank_layout& ranks = group_.ranks();
-  std::vector<protocol::window_entry> row(static_cast<std::size_t>(shape_.world_size));
-  for (std::size_t p = 0; p < all.size(); ++p) {
-    const protocol::route path = group_.route_to_process(static_cast<int>(p));
-    for (int r = 0; r < ranks.ranks_of(static_cast<int>(p)); ++r) {
-      window_card card{};
-      std::memcpy(&card, all[p].bytes.data() + sizeof(window_header) + sizeof card * r,
-                  sizeof card);
-      protocol::window_entry& entry =
-          row[static_cast<std::size_t>(ranks.rank_start(static_cast<int>(p)) + r)];
-      entry.size = card.size;
-      entry.generation = result.generation;
-      entry.comm = 0;  // DCUDA_COMM_WORLD
-      if (path == protocol::route::local) {
-        entry.base = card.base;
-        windows_[protocol::window_index(slot, static_cast<std::uint32_t>(r),
-                                        static_cast<std::uint32_t>(shape_.device_ranks))] = entry;
-      } else if (path == protocol::route::peer && card.exported != 0) {
-        // Shared before the run (dcuda_host_share_memory), or mapped now, while the kernel runs.
-        char* mapped = group_.shared_mapping(static_cast<int>(p), card.base - card.offset);
-        if (mapped == nullptr) mapped = mapped_windows_.open(static_cast<int>(p), card.allocation);
-        entry.base = reinterpret_cast<std::uint64_t>(mapped) + card.offset;
-      }
-    }
-  }
-  protocol::window_entry* device_row =
-      state_.windows() +
-      static_cast<std::size_t>(slot) * static_cast<std::size_t>(shape_.world_size);
-  DCUDA_CUDA_CHECK(cudaMemcpyAsync(device_row, row.data(), row.size() * sizeof(row[0]),
-                                   cudaMemcpyHostToDevice, uploads_.get()));
-  DCUDA_CUDA_CHECK(cudaStreamSynchronize(uploads_.get()));
-}
-
-void network_proxy::publish_result(const protocol::world_collective_result& result,
-                                   std::uint32_t sequence) {
-  protocol::world_collective_result* shared = state_.collective_result();
-  volatile protocol::world_collective_result& fields = *shared;
-  fields.slot = result.slot;
-  fields.generation = result.generation;
-  protocol::system_atomic<std::uint32_t>(shared->completed)
-      .store(sequence, cuda::memory_order_release);
-}
-
-bool network_proxy::advance_collective() {
-  if (!collective_) return false;
-  collective& current = *collective_;
-  const auto call = static_cast<protocol::call>(current.request.call);
-  if (!current.begun) {
-    // Everything the ranks issued before the collective goes out first: the others count it.
-    if (!waiting_.empty() || !to_post_.empty()) return false;
-    engine_.begin_collective(
-        static_cast<std::int32_t>(current.request.call),
-        call == protocol::call::win_create ? window_contribution() : std::vector<char>{});
-    current.begun = true;
-  }
-  if (!current.contributions) {
-    current.contributions = engine_.finish_collective();
-    if (!current.contributions) {
-      std::ostringstream text;
-      text << "  process " << shape_.process_index << " waits in " << protocol::call_name(call)
-           << " (collective " << current.sequence << " of DCUDA_COMM_WORLD) for";
-      const std::vector<int> missing = engine_.missing_processes();
-      if (missing.empty()) {
-        text << " operations still on their way to it\n";
-      } else {
-        text << " process" << (missing.size() > 1 ? "es" : "");
-        for (const int p : missing) text << " " << p;
-        text << ", which " << (missing.size() > 1 ? "have" : "has") << " not joined it\n";
-      }
-      set_status(text.str());
-      return false;
-    }
-  }
-  // What arrived before the collective is in the windows before anyone leaves it.
-  if (!agent_.all_finished()) return false;
-
-  const auto& all = *current.contributions;
-  for (std::size_t p = 0; p < all.size(); ++p) {
-    if (all[p].call != static_cast<std::int32_t>(current.request.call)) {
-      throw error(DCUDA_ERROR_PEER,
-                  describe_collective_mismatch(shape_.process_index, all[shape_.process_index].call,
-                                               static_cast<std::int64_t>(p), all[p].call));
-    }
-  }
-  protocol::world_collective_result result{};
-  result.slot = -1;
-  if (call == protocol::call::win_create) complete_window_creation(all, result);
-  if (call == protocol::call::win_free && current.request.slot >= 0 &&
-      current.request.slot < protocol::max_windows) {
-    for (int r = 0; r < shape_.device_ranks; ++r) {
-      windows_[protocol::window_index(current.request.slot, static_cast<std::uint32_t>(r),
-                                      static_cast<std::uint32_t>(shape_.device_ranks))] = {};
-    }
-  }
-  const std::uint32_t sequence = current.sequence;
-  collective_.reset();
-  set_status({});
-  publish_result(result, sequence);
-  return true;
-}
-
-void network_proxy::set_status(std::string status) {
-  std::lock_guard lock(status_mutex_);
-  status_ = std::move(status);
-}
-
-std::string network_proxy::waiting_for() const {
-  std::lock_guard lock(status_mutex_);
-  return status_;
-}
-
 bool network_proxy::progress() {
   bool any = admit_waiting();
   any = post_ready() || any;
   any = engine_.progress() || any;
   any = finish_deliveries() || any;
-  any = advance_collective() || any;
+  any = collectives_.advance(engine_, waiting_.empty() && to_post_.empty(), [this] {
+    return agent_.all_finished();
+  }) || any;
   return any;
 }
 

@@ -1,6 +1,7 @@
 // The host proxy's network side for one run (thesis 4.2; docs/design.md "Across GPUs and
 // nodes"): operations of this GPU's ranks for ranks reached through the network, operations that
-// arrive for this GPU's ranks, and the collectives over DCUDA_COMM_WORLD.
+// arrive for this GPU's ranks, and the collectives over DCUDA_COMM_WORLD, which it moves along
+// (runtime/world_collectives.h).
 //
 // The proxy itself makes no CUDA calls while the kernel runs (each would cost about a microsecond
 // per resident block, protocol/agent_queue.h): the delivery agent, one block of the kernel, does
@@ -15,21 +16,19 @@
 #pragma once
 
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "dcuda/detail/protocol/world_collective.h"
 #include "runtime/agent_jobs.h"
 #include "runtime/channel_consumer.h"
-#include "runtime/cuda_memory.h"
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
 #include "runtime/network_trace.h"
-#include "runtime/peer_memory.h"
 #include "runtime/pinned_pool.h"
-#include "runtime/process_group.h"
+#include "runtime/process_paths.h"
+#include "runtime/shared_memory_mappings.h"
+#include "runtime/world_collectives.h"
 #include "transport/mpi_engine.h"
 
 namespace dcuda::runtime {
@@ -39,16 +38,18 @@ class network_proxy final : public transport::delivery {
   // `outgoing` and `incoming`: pinned staging for each direction, kept apart so that buffers
   // waiting for a send to complete never starve the receives that let other processes go on.
   // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off).
-  network_proxy(const process_group& group, device_state& state, pinned_pool& outgoing,
-                pinned_pool& incoming, const std::string& trace_prefix);
+  // `paths`, `ranks`, `shared_memory`: what dcuda_host_init and dcuda_host_share_memory set up.
+  network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
+                const shared_memory_mappings& shared_memory, device_buffers& buffers,
+                pinned_pool& outgoing, pinned_pool& incoming, const std::string& trace_prefix);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
-  ~network_proxy() override;
+  ~network_proxy() override = default;
 
   // Command-channel messages: remote_operation, world_collective, and pings (answered in order
   // with the acknowledgements of staged operations).
   void take_operation(const channel_message& message);
-  void take_collective(const channel_message& message);
+  void take_world_collective(const channel_message& message);
   void take_ping(int world_rank, std::uint32_t acknowledgement);
 
   // Whether the proxy takes the next command-channel message: not while operations wait for
@@ -87,34 +88,17 @@ class network_proxy final : public transport::delivery {
     std::uint32_t job;  // the agent's copy into the window
     pinned_pool::buffer payload;
   };
-  struct collective {
-    std::uint32_t sequence = 0;
-    protocol::world_collective_request request{};
-    bool begun = false;
-    std::optional<std::vector<transport::mpi_engine::contribution>> contributions;
-  };
-
   bool admit_waiting();
   bool post_ready();
   bool finish_deliveries();
-  bool advance_collective();
-  std::vector<char> window_contribution() const;
-  void complete_window_creation(const std::vector<transport::mpi_engine::contribution>& all,
-                                protocol::world_collective_result& result);
-  void publish_result(const protocol::world_collective_result& result, std::uint32_t sequence);
-  void set_status(std::string status);
-  const protocol::window_entry& own_window(int slot, int device_rank) const;
   static bool lands_small(const protocol::remote_operation& op);
 
-  const process_group& group_;
-  device_state& state_;
+  device_buffers& buffers_;
   world_shape shape_;
-  bool any_peer_ = false;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
   agent_jobs agent_;
   std::uint32_t reserved_jobs_ = 0;  // queue slots set aside for accepted incoming operations
-  cuda_stream uploads_;              // window table rows, once per dcuda_win_create
 
   std::deque<waiting_operation> waiting_;
   std::deque<outgoing_step> to_post_;
@@ -128,12 +112,7 @@ class network_proxy final : public transport::delivery {
   std::vector<std::uint64_t> small_landings_;
   std::vector<std::uint32_t> free_small_landings_;
   std::deque<delivery_step> delivering_;
-  std::vector<protocol::window_entry> windows_;  // [max_windows][device_ranks]: own entries
-  peer_mappings mapped_windows_;
-  std::optional<collective> collective_;
-
-  mutable std::mutex status_mutex_;
-  std::string status_;
+  world_collectives collectives_;
 
   network_trace trace_;
   transport::mpi_engine engine_;  // last: destroyed first, while the buffers it uses still exist

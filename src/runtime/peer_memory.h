@@ -7,8 +7,12 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
+
+#include "runtime/process_paths.h"
 
 namespace dcuda::runtime {
 
@@ -34,5 +38,18 @@ class peer_mappings {
   using key = std::pair<int, std::array<char, sizeof(cudaIpcMemHandle_t)>>;
   std::map<key, char*> opened_;
 };
+
+// What exchange_exports returns for one process: the allocation it offered, mapped into this
+// process (null: it offered none, or it is not reached by the peer path), the allocation's base
+// in the offering process, and the offered pointer's offset in it.
+struct mapped_export {
+  char* mapped_base = nullptr;
+  std::uint64_t exporter_base = 0;
+  std::uint64_t offset = 0;
+};
+// Collective over paths.world: every process offers the device allocation around `pointer`
+// (null: none); each maps, through `mappings`, those of the processes it reaches by the peer path.
+std::vector<mapped_export> exchange_exports(const process_paths& paths, const void* pointer,
+                                            peer_mappings& mappings);
 
 }  // namespace dcuda::runtime

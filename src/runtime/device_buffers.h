@@ -2,9 +2,11 @@
 // Sized once per host context (by its rank counts) and reset before every run.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "dcuda/detail/protocol/device_context.h"
+#include "dcuda/detail/protocol/peer_ring.h"
 #include "runtime/cuda_memory.h"
 
 namespace dcuda::runtime {
@@ -18,26 +20,28 @@ struct world_shape {
   int process_index = 0;
 };
 
-class device_state {
+// What the device needs of the rings (runtime/peer_rings.h): where this GPU's rings lie, and the
+// words it writes into the memory of the other GPUs of the node.
+struct ring_wiring {
+  protocol::ring_memory_layout layout{};  // peer_gpus 0: no rings
+  char* memory = nullptr;                 // this GPU's ring memory, zeroed before every run
+  std::size_t bytes = 0;
+  // Per ring, where rank 0 publishes how far it has taken it.
+  std::vector<std::uint32_t*> taken;
+  // Per ring, where this GPU's leader writes its word in that GPU's board; empty: barriers of
+  // DCUDA_COMM_WORLD meet through the host proxies (protocol/node_barrier.h).
+  std::vector<std::uint64_t*> board_out;
+};
+
+class device_buffers {
  public:
   static constexpr std::uint32_t command_capacity = 1024;  // entries, power of two
   static constexpr std::uint32_t log_capacity = 4096;
 
-  device_state(world_shape shape, double report_wait_after_s);
-
-  // Writes the path to every world rank (protocol/routes.h); once, before the first run.
-  void set_rank_routes(const std::vector<protocol::rank_route>& routes);
-
-  // The rings of this GPU's ranks (protocol/peer_ring.h), laid out by `layout`; once, before the
-  // first run; none when layout.peer_gpus is 0.
-  void allocate_rings(const protocol::ring_memory_layout& layout);
-  char* ring_memory() const { return ring_memory_.get(); }
-  // Per ring, where rank 0 publishes how far it has taken it (process_group::ring_taken).
-  void set_ring_taken(const std::vector<std::uint32_t*>& taken);
-  // Barriers of DCUDA_COMM_WORLD meet on the GPUs (protocol/node_barrier.h): per ring, where this
-  // GPU's leader writes its word in that GPU's board (process_group::board_out); once, after
-  // allocate_rings.
-  void set_node_barrier(const std::vector<std::uint64_t*>& board_out);
+  // `routes`: the path to every world rank (protocol/routes.h); this GPU's ranks get their
+  // notification counters here.
+  device_buffers(world_shape shape, const ring_wiring& rings,
+                 std::vector<protocol::rank_route> routes, double report_wait_after_s);
 
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.
@@ -57,8 +61,10 @@ class device_state {
   protocol::agent_queue* agent_queue() const { return agent_queue_.host(); }
   bool uses_network() const { return context_.uses_network != 0; }
   bool meets_on_gpus() const { return context_.node_barrier != 0; }
-  protocol::window_entry* windows() const { return windows_.get(); }
-  protocol::world_collective_result* collective_result() const { return collective_result_.host(); }
+  protocol::window_entry* window_table() const { return windows_.get(); }
+  protocol::world_collective_result* world_collective_result() const {
+    return world_collective_result_.host();
+  }
   const protocol::window_offer* window_offers() const { return window_offers_.host(); }
 
   // Channel views as the host sees them (host pointers for what lives in host memory).
@@ -75,7 +81,8 @@ class device_state {
   device_array<protocol::window_entry> windows_;
   device_array<protocol::rank_route> rank_routes_;
   device_array<dcuda_context> context_device_;
-  device_array<char> ring_memory_;
+  char* ring_memory_ = nullptr;  // owned by peer_rings
+  std::size_t ring_bytes_ = 0;
   device_array<std::uint32_t*> ring_taken_;
   device_array<std::uint64_t*> board_out_;
 
@@ -85,9 +92,13 @@ class device_state {
   mapped_array<protocol::error_report> error_;
   mapped_array<protocol::channel_entry> command_entries_;
   mapped_array<protocol::channel_entry> log_entries_;
-  mapped_array<protocol::world_collective_result> collective_result_;
+  mapped_array<protocol::world_collective_result> world_collective_result_;
   mapped_array<protocol::window_offer> window_offers_;
   mapped_array<protocol::agent_queue> agent_queue_;  // one, with several processes
+
+  void set_rank_routes(std::vector<protocol::rank_route> routes);
+  void set_rings(const ring_wiring& rings);
+  void set_node_barrier(const std::vector<std::uint64_t*>& board_out);
 };
 
 }  // namespace dcuda::runtime

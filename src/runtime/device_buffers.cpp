@@ -1,4 +1,6 @@
-#include "runtime/device_state.h"
+#include "runtime/device_buffers.h"
+
+#include <utility>
 
 #include "dcuda/detail/protocol/limits.h"
 
@@ -22,7 +24,8 @@ enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
 
 }  // namespace
 
-device_state::device_state(world_shape shape, double report_wait_after_s)
+device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
+                               std::vector<protocol::rank_route> routes, double report_wait_after_s)
     : shape_(shape),
       device_notifications_(static_cast<std::size_t>(shape.device_ranks) * protocol::tag_count),
       device_words_(device_word_count),
@@ -35,7 +38,7 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
       error_(1),
       command_entries_(command_capacity),
       log_entries_(log_capacity),
-      collective_result_(1),
+      world_collective_result_(1),
       window_offers_(static_cast<std::size_t>(shape.device_ranks)),
       // Allocated now: cudaHostAlloc does not return while a kernel fills the GPU.
       agent_queue_(shape.process_count > 1 ? 1 : 0) {
@@ -52,7 +55,7 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
   context_.first_error = device_words_.get() + first_error_word;
   context_.windows = windows_.get();
   context_.rank_routes = rank_routes_.get();
-  context_.collective_result = collective_result_.device();
+  context_.collective_result = world_collective_result_.device();
   context_.window_offers = window_offers_.device();
   context_.host_acks = host_acks_.device();
   context_.abort_requested = host_words_.device() + abort_word;
@@ -71,12 +74,19 @@ device_state::device_state(world_shape shape, double report_wait_after_s)
                    device_words_.get() + log_seen,
                    device_words_.get() + log_poller};
   context_.report_wait_after_ns = static_cast<std::uint64_t>(report_wait_after_s * 1e9);
+  set_rings(rings);
+  if (!rings.board_out.empty()) set_node_barrier(rings.board_out);
+  set_rank_routes(std::move(routes));
 }
 
-void device_state::set_rank_routes(const std::vector<protocol::rank_route>& routes) {
+void device_buffers::set_rank_routes(std::vector<protocol::rank_route> routes) {
   if (routes.size() != rank_routes_.size()) {
     throw dcuda::runtime::error("device_state: " + std::to_string(routes.size()) + " routes for " +
                                 std::to_string(rank_routes_.size()) + " world ranks");
+  }
+  for (int r = 0; r < shape_.device_ranks; ++r) {
+    routes[static_cast<std::size_t>(shape_.rank_start + r)].counters =
+        device_notifications_.get() + r * protocol::tag_count;
   }
   context_.uses_network = 0;
   for (const auto& r : routes) {
@@ -87,23 +97,16 @@ void device_state::set_rank_routes(const std::vector<protocol::rank_route>& rout
                               cudaMemcpyHostToDevice));
 }
 
-void device_state::allocate_rings(const protocol::ring_memory_layout& layout) {
-  if (layout.peer_gpus > protocol::max_peer_gpus) {
-    throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
-                                "dcuda_host_init: " + std::to_string(layout.peer_gpus + 1) +
-                                    " GPUs on one node; dcuda supports at most " +
-                                    std::to_string(protocol::max_peer_gpus + 1));
-  }
-  ring_memory_ = device_array<char>(layout.peer_gpus == 0 ? 0 : layout.bytes());
-  context_.ring_memory = ring_memory_.get();
-  context_.ring_peers = layout.peer_gpus;
-  context_.ring_slots = layout.slots;
-  context_.board = layout.peer_gpus == 0
+void device_buffers::set_rings(const ring_wiring& rings) {
+  ring_memory_ = rings.memory;
+  ring_bytes_ = rings.bytes;
+  context_.ring_memory = rings.memory;
+  context_.ring_peers = rings.layout.peer_gpus;
+  context_.ring_slots = rings.layout.slots;
+  context_.board = rings.layout.peer_gpus == 0
                        ? nullptr
-                       : reinterpret_cast<std::uint64_t*>(ring_memory_.get() + layout.board());
-}
-
-void device_state::set_ring_taken(const std::vector<std::uint32_t*>& taken) {
+                       : reinterpret_cast<std::uint64_t*>(rings.memory + rings.layout.board());
+  const std::vector<std::uint32_t*>& taken = rings.taken;
   if (taken.size() != context_.ring_peers) {
     throw dcuda::runtime::error("device_state: " + std::to_string(taken.size()) +
                                 " ring positions for " + std::to_string(context_.ring_peers) +
@@ -117,7 +120,7 @@ void device_state::set_ring_taken(const std::vector<std::uint32_t*>& taken) {
   context_.ring_taken = ring_taken_.get();
 }
 
-void device_state::set_node_barrier(const std::vector<std::uint64_t*>& board_out) {
+void device_buffers::set_node_barrier(const std::vector<std::uint64_t*>& board_out) {
   if (board_out.size() != context_.ring_peers || board_out.empty()) {
     throw dcuda::runtime::error("device_state: " + std::to_string(board_out.size()) +
                                 " board words for " + std::to_string(context_.ring_peers) +
@@ -130,16 +133,16 @@ void device_state::set_node_barrier(const std::vector<std::uint64_t*>& board_out
   context_.node_barrier = 1;
 }
 
-void device_state::prepare_run(void* user_data, cudaStream_t stream) {
+void device_buffers::prepare_run(void* user_data, cudaStream_t stream) {
   context_.user_data = user_data;
   device_notifications_.zero_async(stream);
-  ring_memory_.zero_async(stream);
+  if (ring_bytes_ != 0) DCUDA_CUDA_CHECK(cudaMemsetAsync(ring_memory_, 0, ring_bytes_, stream));
   device_words_.zero_async(stream);
   windows_.zero_async(stream);
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),
                                    cudaMemcpyHostToDevice, stream));
   host_acks_.zero();
-  collective_result_.zero();
+  world_collective_result_.zero();
   window_offers_.zero();
   agent_queue_.zero();
   host_words_.zero();
@@ -149,12 +152,12 @@ void device_state::prepare_run(void* user_data, cudaStream_t stream) {
   log_entries_.zero();
 }
 
-void device_state::request_abort() const {
+void device_buffers::request_abort() const {
   protocol::system_atomic<std::uint32_t>(host_words_.host()[abort_word])
       .store(1u, cuda::memory_order_release);
 }
 
-protocol::channel_view device_state::command_channel() const {
+protocol::channel_view device_buffers::command_channel() const {
   return {command_entries_.host(),
           command_capacity,
           nullptr,
@@ -163,7 +166,7 @@ protocol::channel_view device_state::command_channel() const {
           nullptr};
 }
 
-protocol::channel_view device_state::log_channel() const {
+protocol::channel_view device_buffers::log_channel() const {
   return {log_entries_.host(),
           log_capacity,
           nullptr,

@@ -1,0 +1,33 @@
+#include "runtime/watchdog_loop.h"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace dcuda::runtime {
+
+run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
+                                 const device_buffers& buffers) {
+  run_outcome outcome;
+  std::optional<watchdog::clock::time_point> gave_up_at;
+  while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
+    const auto now = watchdog::clock::now();
+    if (!outcome.hang_report) {
+      watchdog::verdict verdict = dog.check(now);
+      if (verdict.what == watchdog::verdict::warning) {
+        std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
+        std::fflush(stderr);
+      } else if (verdict.what == watchdog::verdict::standstill) {
+        outcome.hang_report = std::move(verdict.report);
+        buffers.request_abort();
+        gave_up_at = now;
+      }
+    } else if (now - *gave_up_at > std::chrono::seconds(5)) {
+      break;  // some rank is not in a dcuda wait and never reads the abort flag
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return outcome;
+}
+
+}  // namespace dcuda::runtime

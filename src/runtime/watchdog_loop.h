@@ -1,0 +1,26 @@
+// The main thread's part of a run: it waits for the kernel and asks the watchdog
+// (runtime/watchdog.h) about the ranks every millisecond meanwhile.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+
+#include "runtime/device_buffers.h"
+#include "runtime/watchdog.h"
+
+namespace dcuda::runtime {
+
+struct run_outcome {
+  cudaError_t kernel_status = cudaSuccess;
+  std::optional<std::string> hang_report;  // set when the watchdog found a standstill
+};
+
+// Waits until `finished` has happened. Warnings are printed and the run goes on; after a
+// standstill the ranks get a moment to stop (waiting ranks trap on the abort flag), then the run
+// is given up whatever they do.
+run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
+                                 const device_buffers& buffers);
+
+}  // namespace dcuda::runtime
