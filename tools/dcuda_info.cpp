@@ -5,7 +5,7 @@
 #include <mpi.h>
 
 #include <cstdio>
-#include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "build_configuration.h"
@@ -14,7 +14,7 @@
 #include "process_report.h"
 #include "ranks_report.h"
 #include "runtime/error.h"
-#include "runtime/process_group.h"
+#include "runtime/host_setup.h"
 #include "runtime/settings.h"
 
 namespace {
@@ -32,9 +32,15 @@ int report(const dcuda::info::options& given) {
   const runtime::settings settings =
       runtime::read_settings(given.dcuda_arguments, runtime::dcuda_environment());
   // Joins the job as dcuda_host_init does: MPI only under a launcher.
-  const std::unique_ptr<runtime::process_group> group = runtime::process_group::join_if_launched();
+  std::optional<bootstrap::process_layout> job;
+  bootstrap::mpi_communicator world;
+  if (runtime::join_if_launched()) {
+    world = bootstrap::mpi_communicator(MPI_COMM_WORLD);
+    job = bootstrap::discover_layout(world.get());
+  }
   const info::visible_gpus gpus = info::find_gpus();
-  const info::process_survey survey = info::survey_processes(group.get(), gpus, settings);
+  const info::process_survey survey =
+      info::survey_processes(job ? &*job : nullptr, world.get(), gpus, settings);
   if (process_index() != 0) return 0;
   info::print_build_configuration();
   info::print_gpus(gpus);

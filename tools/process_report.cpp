@@ -10,6 +10,7 @@
 #include "bootstrap/cpu_placement.h"
 #include "bootstrap/mpi_session.h"
 #include "runtime/error.h"
+#include "runtime/process_paths.h"
 #include "text_table.h"
 
 namespace dcuda::info {
@@ -34,12 +35,6 @@ std::string host_name() {
   return name;
 }
 
-// The GPU dcuda_host_init takes: DCUDA_DEVICE, else the process's index on its node modulo the
-// GPUs it sees.
-int chosen_device(const runtime::settings& settings, int local_index, int gpu_count) {
-  return settings.device.value_or(local_index % gpu_count);
-}
-
 std::string gpu_text(int device) {
   char id[32] = {};
   DCUDA_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof id, device));
@@ -60,19 +55,15 @@ const char* short_route_name(protocol::route path) {
 
 }  // namespace
 
-process_survey survey_processes(runtime::process_group* group, const visible_gpus& gpus,
-                                const runtime::settings& settings) {
+process_survey survey_processes(const bootstrap::process_layout* job, MPI_Comm world,
+                                const visible_gpus& gpus, const runtime::settings& settings) {
   process_survey survey;
-  const bootstrap::process_layout layout =
-      group != nullptr ? group->layout() : bootstrap::process_layout{};
-  survey.launched = group != nullptr;
+  const bootstrap::process_layout layout = job != nullptr ? *job : bootstrap::process_layout{};
+  survey.launched = job != nullptr;
   std::optional<int> device;
+  // The GPU dcuda_host_init takes (the same function decides).
   if (gpus.count > 0) {
-    device = chosen_device(settings, layout.local_index, gpus.count);
-    if (*device >= gpus.count) {
-      throw runtime::error("DCUDA_DEVICE " + std::to_string(*device) + " does not exist; " +
-                           std::to_string(gpus.count) + " GPU(s) found");
-    }
+    device = bootstrap::choose_gpu(layout.local_index, gpus.count, settings.device).device;
   }
   row_message mine{};
   mine.node = layout.node_index;
@@ -84,29 +75,30 @@ process_survey survey_processes(runtime::process_group* group, const visible_gpu
   const auto count = static_cast<std::size_t>(layout.process_count);
   std::vector<row_message> rows(count);
   std::vector<std::uint8_t> routes(count * count, 0);
-  if (group == nullptr) {
+  if (job == nullptr) {
     rows[0] = mine;
     survey.delivery_agent = false;
     routes[0] = static_cast<std::uint8_t>(protocol::route::local);
   } else {
     DCUDA_MPI_CHECK(MPI_Gather(&mine, sizeof mine, MPI_BYTE, rows.data(), sizeof mine, MPI_BYTE, 0,
-                               MPI_COMM_WORLD));
+                               world));
     int all_have_gpus = device ? 1 : 0;
     DCUDA_MPI_CHECK(
-        MPI_Allreduce(MPI_IN_PLACE, &all_have_gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+        MPI_Allreduce(MPI_IN_PLACE, &all_have_gpus, 1, MPI_INT, MPI_MIN, world));
     if (all_have_gpus == 0) {
       survey.paths_unknown = "some process has no CUDA GPU";
     } else {
       DCUDA_CUDA_CHECK(cudaSetDevice(*device));
-      group->decide_paths(*device, settings.force_network);
-      // As dcuda_host_init decides it (runtime/host_context.cpp).
-      survey.delivery_agent = layout.process_count > 1 && !group->all_peers();
+      const runtime::process_paths paths =
+          runtime::decide_paths(layout, world, *device, settings.force_network);
+      // As dcuda_host_init decides it (runtime/host_setup.cpp, count_ranks).
+      survey.delivery_agent = layout.process_count > 1 && !paths.all_peers();
       std::vector<std::uint8_t> my_routes(count);
       for (std::size_t p = 0; p < count; ++p) {
-        my_routes[p] = static_cast<std::uint8_t>(group->route_to_process(static_cast<int>(p)));
+        my_routes[p] = static_cast<std::uint8_t>(paths.route_to(static_cast<int>(p)));
       }
       DCUDA_MPI_CHECK(MPI_Gather(my_routes.data(), static_cast<int>(count), MPI_BYTE, routes.data(),
-                                 static_cast<int>(count), MPI_BYTE, 0, MPI_COMM_WORLD));
+                                 static_cast<int>(count), MPI_BYTE, 0, world));
     }
   }
   for (const row_message& row : rows) {

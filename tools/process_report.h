@@ -1,5 +1,5 @@
 // The processes of the job: each one's node, GPU and CPUs, and the path between each pair,
-// decided by the runtime's own code (runtime/process_group.h) as dcuda_host_init decides it.
+// decided by the runtime's own code (runtime/process_paths.h) as dcuda_host_init decides it.
 #pragma once
 
 #include <optional>
@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "gpu_report.h"
-#include "runtime/process_group.h"
+#include <mpi.h>
+
+#include "bootstrap/process_layout.h"
 #include "runtime/settings.h"
 
 namespace dcuda::info {
@@ -28,9 +30,10 @@ struct process_survey {
   std::optional<bool> delivery_agent;  // whether each GPU keeps a block for the delivery agent
 };
 
-// Collective over the job when `group` is set.
-process_survey survey_processes(runtime::process_group* group, const visible_gpus& gpus,
-                                const runtime::settings& settings);
+// Collective over `world` (dcuda's duplicate of MPI_COMM_WORLD) when `job` is set, i.e. the
+// process was started by an MPI launcher.
+process_survey survey_processes(const bootstrap::process_layout* job, MPI_Comm world,
+                                const visible_gpus& gpus, const runtime::settings& settings);
 
 void print_processes(const process_survey& survey);
 

@@ -26,16 +26,6 @@ bootstrap::mpi_session& shared_mpi_session() {
   return session;
 }
 
-// Whether the program runs in an MPI job (then MPI is initialised now), rather than as a single
-// process outside one.
-bool join_if_launched() {
-  int initialised = 0;
-  MPI_Initialized(&initialised);
-  if (!initialised && !started_by_mpi_launcher()) return false;
-  shared_mpi_session();
-  return true;
-}
-
 // The GPU of this process (bootstrap::choose_gpu): the one the settings name, else its index
 // among the processes of its node modulo the GPUs it sees.
 int select_device(const std::optional<int>& chosen,
@@ -63,6 +53,14 @@ int blocks_for_delivery_agent(const process_paths& paths) {
 }
 
 }  // namespace
+
+bool join_if_launched() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised && !started_by_mpi_launcher()) return false;
+  shared_mpi_session();
+  return true;
+}
 
 process_placement place_process(const std::optional<int>& chosen_device, bool verbose) {
   process_placement placement;

@@ -39,6 +39,11 @@ struct process_placement {
   bootstrap::process_layout layout() const { return job.value_or(bootstrap::process_layout{}); }
 };
 
+// Whether this process is part of an MPI job: true when the program initialised MPI itself or was
+// started by an MPI launcher (then MPI is initialised here, once per process); false for a
+// process started alone, which then never calls MPI.
+bool join_if_launched();
+
 // Joins the MPI job when the program was started by an MPI launcher or has initialised MPI
 // itself (collective then), and selects the GPU (bootstrap::choose_gpu): the one the settings
 // name (`chosen_device`), else its index among the processes of its node modulo the GPUs it
