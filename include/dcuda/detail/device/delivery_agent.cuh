@@ -6,7 +6,9 @@
 #pragma once
 
 #include "dcuda/detail/device/block_copy.cuh"
+#include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/detail/device/clock.cuh"
+#include "dcuda/detail/device/ptx_instructions.cuh"
 #include "dcuda/detail/protocol/agent_queue.h"
 #include "dcuda/detail/protocol/device_context.h"
 
@@ -84,7 +86,7 @@ __device__ inline bool wait_for_agent_job(const dcuda_context* ctx, protocol::ag
 __device__ inline void complete_agent_job(protocol::agent_queue* queue, std::uint32_t number,
                                           const protocol::agent_job& job) {
   if (job.counter != 0) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(job.counter) : "memory");
+    red_release_gpu_increment_u32(reinterpret_cast<std::uint32_t*>(job.counter));
   }
   protocol::agent_finish(*queue, number);
 }
@@ -132,7 +134,7 @@ __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
     if (threadIdx.x == 0) complete_agent_job(queue, number, block_job);
     ++number;
   }
-  asm volatile("exit;");  // leave the kernel: the user's code after dcuda_gpu_init is for ranks
+  exit_kernel();  // leave the kernel: the user's code after dcuda_gpu_init is for ranks
 }
 
 }  // namespace dcuda::device
