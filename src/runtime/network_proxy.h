@@ -3,7 +3,7 @@
 // arrive for this GPU's ranks, and the collectives over DCUDA_COMM_WORLD.
 //
 // The proxy itself makes no CUDA calls while the kernel runs (each would cost about a microsecond
-// per resident block, protocol/agent_queue.h): the delivery agent, one block of the kernel, does
+// per resident block, protocol/delivery_queue.h): the delivery agent, one block of the kernel, does
 // its copies. Outgoing, in the order the ranks issued them: a payload that came inline in the
 // command channel is ready at once; a larger one is copied out of the device into pinned memory
 // in pieces of one engine chunk, each posted as soon as its copy is done (so copy and transfer
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "dcuda/detail/protocol/world_collective.h"
-#include "runtime/agent_jobs.h"
+#include "runtime/delivery_jobs.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/device_state.h"
@@ -112,7 +112,7 @@ class network_proxy final : public transport::delivery {
   bool any_peer_ = false;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
-  agent_jobs agent_;
+  delivery_jobs agent_;
   std::uint32_t reserved_jobs_ = 0;  // queue slots set aside for accepted incoming operations
   cuda_stream uploads_;              // window table rows, once per dcuda_win_create
 
@@ -121,7 +121,7 @@ class network_proxy final : public transport::delivery {
   // Posted payloads, until sent() (posting order; empty where the header carried the payload).
   std::deque<pinned_pool::buffer> in_flight_;
   std::unordered_map<void*, pinned_pool::buffer> landings_;
-  // Where payloads of up to agent_inline_bytes land: they go on inside the agent's job, so they
+  // Where payloads of up to delivery_inline_bytes land: they go on inside the agent's job, so they
   // need no pinned staging, nor a node in landings_. One slot per job the agent's queue holds
   // (ready_for sets a job aside for every operation it accepts, so no more are ever in use),
   // handed out from a free list.

@@ -1,7 +1,7 @@
 // dcuda_test_notifications / dcuda_wait_notifications (thesis listing 4.2): thread 0 polls the
 // arrival counter (ranks of this GPU, the network) and the heads of the rank's rings (other GPUs
-// of the node: detail/device/ring_poll.cuh), then acquires; the block barrier hands the result (and the
-// data's visibility) to the rank.
+// of the node: detail/device/ring_poll.cuh), then acquires; the block barrier hands the result (and
+// the data's visibility) to the rank.
 #pragma once
 
 #include "dcuda/device/rank.cuh"

@@ -6,8 +6,8 @@
 // notification. A put_notify of at most 4 bytes to another GPU carries its payload in the record
 // and needs no fence. Those operations are complete when they return, which gives issue-order
 // delivery to every target. A target reached through the network gets the operation through the
-// host proxies (detail/device/remote_send.cuh), which deliver in issue order too; dcuda_win_flush waits
-// until the proxy has copied out the rank's large payloads.
+// host proxies (detail/device/remote_send.cuh), which deliver in issue order too; dcuda_win_flush
+// waits until the proxy has copied out the rank's large payloads.
 #pragma once
 
 #include "dcuda/device/handles.cuh"

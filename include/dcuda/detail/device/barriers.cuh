@@ -89,7 +89,8 @@ __device__ inline void world_collective(dcuda_state& gst, protocol::call call,
 // of line (to lower the spills of 1024-thread ranks, which plan_put has lowered since),
 // the call made every device barrier 0.4 us slower (one H200: 1.49 against 1.09 us;
 // bench/results/h200/experiments/device-barrier-regression/); every kernel contains it, through
-// dcuda_gpu_init and dcuda_gpu_finish. Thread 0's board work stays out of line (detail/device/node_barrier.cuh).
+// dcuda_gpu_init and dcuda_gpu_finish. Thread 0's board work stays out of line
+// (detail/device/node_barrier.cuh).
 __device__ inline void node_world_barrier(dcuda_state& gst, protocol::call call) {
   device_barrier(gst, call);
   if (gst.device_rank == 0 && threadIdx.x == 0) {

@@ -17,8 +17,8 @@ __device__ inline void signal_host(dcuda_state& gst, protocol::call call,
 // dcuda_ping_host, thread 0: the ping, then the wait for the host's answer to it.
 __device__ inline void ping_host_and_wait(dcuda_state& gst) {
   const std::uint32_t operation = ++gst.acks_requested;
-  send_signal(gst, gst.commands, protocol::message_type::ping,
-              static_cast<std::int32_t>(operation), protocol::call::ping_host);
+  send_signal(gst, gst.commands, protocol::message_type::ping, static_cast<std::int32_t>(operation),
+              protocol::call::ping_host);
   std::uint32_t* acks = &gst.ctx->host_acks[gst.device_rank];
   spin_until(gst,
              wait_description{protocol::call::ping_host, protocol::wait_kind::host_ack,

@@ -104,6 +104,8 @@ __device__ inline void red_release_gpu_increment_u32(std::uint32_t* counter) {
 // (a fenced ring record, a board word): what this thread did, and what a barrier ordered before
 // it, is visible to whoever observes the store and acquires. As an acquire, after relaxed polls of
 // other GPUs' words (the board): what those GPUs released is visible to this thread.
-__device__ inline void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+__device__ inline void fence_acq_rel_sys() {
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
 
 }  // namespace dcuda::device

@@ -113,8 +113,7 @@ __device__ inline void check_notification_args(const dcuda_state& gst, protocol:
 
 // dcuda_test_notifications, thread 0: whether `needed` notifications of `tag` have arrived; when
 // they have, consumes them and acquires their data.
-__device__ inline bool take_arrived_notifications(dcuda_state& gst, int tag,
-                                                  std::uint32_t needed) {
+__device__ inline bool take_arrived_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
   const std::uint32_t arrived = arrived_notifications(gst, tag);
   if (gst.ring_peers != 0u) poll_rings(gst);
   const bool ready = protocol::notifications_available(arrived, gst.consumed[tag], needed);

@@ -20,6 +20,8 @@ __device__ inline void prefetch_l1(const void* address) {
 }
 
 // Ends the calling thread's part in the kernel, without a trap.
-__device__ inline void exit_kernel() { asm volatile("exit;"); }
+__device__ inline void exit_kernel() {
+  asm volatile("exit;");
+}
 
 }  // namespace dcuda::device

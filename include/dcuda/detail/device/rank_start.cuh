@@ -9,8 +9,7 @@ namespace dcuda::device {
 // Fills `gst` from the context (the copies of the context fields the calls need) and empties its
 // counts, caches and rings' heads: thread 0 the single fields, every thread a share of the
 // arrays. Ends with a block barrier. Called by every thread of the rank, after the entry barrier.
-__device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst,
-                                        int world_rank) {
+__device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, int world_rank) {
   if (threadIdx.x == 0) {
     gst.ctx = dcuda;
     gst.notifications = dcuda->device_notifications;
@@ -70,8 +69,9 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst,
 __device__ inline void mark_rank_finished(dcuda_state& gst) {
   protocol::device_atomic<std::uint32_t>(*gst.ctx->finished_ranks)
       .fetch_add(1u, cuda::memory_order_relaxed);
-  write_wait_record(gst, wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0},
-                    0, gst.waits_published);
+  write_wait_record(
+      gst, wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0}, 0,
+      gst.waits_published);
 }
 
 }  // namespace dcuda::device

@@ -37,7 +37,6 @@ __device__ inline void cache_target_route(dcuda_cached_route& cache, int world_r
   cache.ring_slot = to.ring.slot;
 }
 
-
 // The world rank of `rank` in a window's communicator (`on_world`: DCUDA_COMM_WORLD), from state
 // values already loaded. A window's communicator never changes, so the same window and rank
 // argument always give the same target: plan_put keys the route cache on those two alone.

@@ -25,7 +25,9 @@ struct held_ticket {
 // tickets): with an operand the same on every lane, ptxas combines the atomics of a warp into one
 // and shuffles the result to the lanes right away, which makes the warp wait for the atomic where
 // it is issued (before the entry barrier) instead of where its result is used.
-__device__ inline std::uint32_t lane_ticket_increment() { return lane_id() + 1u; }
+__device__ inline std::uint32_t lane_ticket_increment() {
+  return lane_id() + 1u;
+}
 
 // The ticket atomic of a peer ring or of the command channel (thread 0): the counter's value
 // before this rank's increment.
