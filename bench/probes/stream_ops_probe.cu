@@ -1,4 +1,4 @@
-// Probe behind the delivery agent (protocol/agent_queue.h): how fast a host thread's stream
+// Probe behind the delivery agent (protocol/delivery_queue.h): how fast a host thread's stream
 // operations (small and 1 MiB host-to-device copies, cuStreamWriteValue32, event records) run
 // while a persistent kernel holds all or half of the multiprocessors. Not part of the build:
 //   nvcc -O2 -std=c++17 -o stream_ops_probe bench/probes/stream_ops_probe.cu -lcuda

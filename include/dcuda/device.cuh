@@ -12,10 +12,11 @@
 // be made by any thread. docs/api.md describes each call, its guarantees and its errors.
 #pragma once
 
-#include "dcuda/device/state.cuh"   // dcuda_state
-#include "dcuda/device/rank.cuh"    // (rank) dcuda_gpu_init, dcuda_gpu_finish, dcuda_comm_barrier;
-                                    //        dcuda_get_data, dcuda_comm_size, dcuda_comm_rank
-#include "dcuda/device/window.cuh"  // (rank) dcuda_win_create, dcuda_win_free
+#include "dcuda/device/handles.cuh"  // dcuda_context_handle, dcuda_comm, dcuda_win
+#include "dcuda/device/state.cuh"    // dcuda_state
+#include "dcuda/device/rank.cuh"     // (rank) dcuda_gpu_init, dcuda_gpu_finish, dcuda_comm_barrier;
+                                     //        dcuda_get_data, dcuda_comm_size, dcuda_comm_rank
+#include "dcuda/device/window.cuh"   // (rank) dcuda_win_create, dcuda_win_free
 #include "dcuda/device/notified_access.cuh"  // (rank) dcuda_put, dcuda_put_notify, dcuda_notify,
                                              //        dcuda_win_flush
 #include "dcuda/device/notifications.cuh"  // (rank) dcuda_test_notifications, dcuda_wait_notifications

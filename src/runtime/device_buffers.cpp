@@ -41,7 +41,7 @@ device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
       world_collective_result_(1),
       window_offers_(static_cast<std::size_t>(shape.device_ranks)),
       // Allocated now: cudaHostAlloc does not return while a kernel fills the GPU.
-      agent_queue_(shape.process_count > 1 ? 1 : 0) {
+      delivery_queue_(shape.process_count > 1 ? 1 : 0) {
   context_.rank_start = shape.rank_start;
   context_.world_size = shape.world_size;
   context_.device_ranks = shape.device_ranks;
@@ -50,7 +50,7 @@ device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
   context_.uses_network = 0;
   context_.device_notifications = device_notifications_.get();
   context_.finished_ranks = device_words_.get() + finished_word;
-  context_.agent_queue = agent_queue_.device();
+  context_.delivery_queue = delivery_queue_.device();
   context_.barrier_arrivals = device_words_.get() + barrier_word;
   context_.first_error = device_words_.get() + first_error_word;
   context_.windows = windows_.get();
@@ -144,7 +144,7 @@ void device_buffers::prepare_run(void* user_data, cudaStream_t stream) {
   host_acks_.zero();
   world_collective_result_.zero();
   window_offers_.zero();
-  agent_queue_.zero();
+  delivery_queue_.zero();
   host_words_.zero();
   wait_records_.zero();
   error_.zero();

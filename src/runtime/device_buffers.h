@@ -58,7 +58,7 @@ class device_buffers {
   // For the host proxy.
   std::uint32_t* device_notifications() const { return device_notifications_.get(); }
   // The delivery agent's queue as the host sees it; null with one process (no agent).
-  protocol::agent_queue* agent_queue() const { return agent_queue_.host(); }
+  protocol::delivery_queue* delivery_queue() const { return delivery_queue_.host(); }
   bool uses_network() const { return context_.uses_network != 0; }
   bool meets_on_gpus() const { return context_.node_barrier != 0; }
   protocol::window_entry* window_table() const { return windows_.get(); }
@@ -94,7 +94,7 @@ class device_buffers {
   mapped_array<protocol::channel_entry> log_entries_;
   mapped_array<protocol::world_collective_result> world_collective_result_;
   mapped_array<protocol::window_offer> window_offers_;
-  mapped_array<protocol::agent_queue> agent_queue_;  // one, with several processes
+  mapped_array<protocol::delivery_queue> delivery_queue_;  // one, with several processes
 
   void set_rank_routes(std::vector<protocol::rank_route> routes);
   void set_rings(const ring_wiring& rings);

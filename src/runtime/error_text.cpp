@@ -51,7 +51,7 @@ std::string describe_error(const protocol::error_report& report) {
   text << "rank " << report.rank << " (thread " << report.thread << ") in "
        << protocol::call_name(static_cast<protocol::call>(report.call_id)) << ": ";
   switch (static_cast<error_code>(report.code)) {
-    case error_code::partial_collective:
+    case error_code::partial_rank_call:
       text << "called by " << v[0] << " of the rank's " << v[1]
            << " threads; this call must be made by all threads of the rank together";
       break;

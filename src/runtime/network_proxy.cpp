@@ -31,12 +31,12 @@ network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_l
       shape_(buffers.shape()),
       outgoing_pool_(outgoing),
       incoming_pool_(incoming),
-      agent_(buffers.uses_network() ? buffers.agent_queue() : nullptr),
-      small_landings_(protocol::agent_queue_slots),
+      agent_(buffers.uses_network() ? buffers.delivery_queue() : nullptr),
+      small_landings_(protocol::delivery_queue_slots),
       collectives_(paths, ranks, shared_memory, buffers),
       trace_(trace_prefix, shape_.process_index),
       engine_(paths.world, ranks, *this) {
-  static_assert(protocol::agent_inline_bytes <= sizeof(std::uint64_t));
+  static_assert(protocol::delivery_inline_bytes <= sizeof(std::uint64_t));
   free_small_landings_.reserve(small_landings_.size());
   for (std::uint32_t slot = 0; slot < small_landings_.size(); ++slot) {
     free_small_landings_.push_back(slot);
@@ -167,7 +167,7 @@ void network_proxy::sent(const remote_operation& /*op*/) {
 // Whether the payload of `op` is small enough to travel inside the agent's job (it lands in one
 // of small_landings_, not in pinned staging).
 bool network_proxy::lands_small(const remote_operation& op) {
-  return static_cast<std::uint32_t>(op.size) <= protocol::agent_inline_bytes;
+  return static_cast<std::uint32_t>(op.size) <= protocol::delivery_inline_bytes;
 }
 
 bool network_proxy::ready_for(const remote_operation& op) {

@@ -4,7 +4,7 @@
 // (runtime/world_collectives.h).
 //
 // The proxy itself makes no CUDA calls while the kernel runs (each would cost about a microsecond
-// per resident block, protocol/agent_queue.h): the delivery agent, one block of the kernel, does
+// per resident block, protocol/delivery_queue.h): the delivery agent, one block of the kernel, does
 // its copies. Outgoing, in the order the ranks issued them: a payload that came inline in the
 // command channel is ready at once; a larger one is copied out of the device into pinned memory
 // in pieces of one engine chunk, each posted as soon as its copy is done (so copy and transfer
@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/agent_jobs.h"
+#include "runtime/delivery_jobs.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/device_buffers.h"
 #include "runtime/network_trace.h"
@@ -97,7 +97,7 @@ class network_proxy final : public transport::delivery {
   world_shape shape_;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
-  agent_jobs agent_;
+  delivery_jobs agent_;
   std::uint32_t reserved_jobs_ = 0;  // queue slots set aside for accepted incoming operations
 
   std::deque<waiting_operation> waiting_;
@@ -105,7 +105,7 @@ class network_proxy final : public transport::delivery {
   // Posted payloads, until sent() (posting order; empty where the header carried the payload).
   std::deque<pinned_pool::buffer> in_flight_;
   std::unordered_map<void*, pinned_pool::buffer> landings_;
-  // Where payloads of up to agent_inline_bytes land: they go on inside the agent's job, so they
+  // Where payloads of up to delivery_inline_bytes land: they go on inside the agent's job, so they
   // need no pinned staging, nor a node in landings_. One slot per job the agent's queue holds
   // (ready_for sets a job aside for every operation it accepts, so no more are ever in use),
   // handed out from a free list.

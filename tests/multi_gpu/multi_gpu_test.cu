@@ -200,7 +200,7 @@ __device__ place locate(dcuda_state& gst) {
 // ---- ring: every size, to the same rank of the next process ----
 
 // Up to 4 bytes travel in the peer ring's record, up to 16 are copied by thread 0 alone, larger
-// ones by the block (device/notified_access.cuh); the sizes around those limits are here. The
+// ones by the block (detail/device/put_path.cuh); the sizes around those limits are here. The
 // receive area starts at an odd offset, so no copy is aligned.
 __device__ constexpr std::uint64_t ring_sizes[] = {
     1, 3, 5, 8, 13, 48, 64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};

@@ -9,8 +9,8 @@
 #include "dcuda/detail/protocol/command_channel.h"
 #include "dcuda/detail/protocol/peer_ring.h"
 
-// How a rank reaches a target it sent to last (device/notified_access.cuh, target_route): the
-// route caches of dcuda_put(_notify) and of dcuda_notify each hold one.
+// How a rank reaches a target it sent to last (detail/device/target_route.cuh): the route caches
+// of dcuda_put(_notify) and of dcuda_notify each hold one.
 struct dcuda_cached_route {
   std::int32_t target;      // world rank; -1: empty
   std::uint32_t path;       // protocol::route to the target
@@ -83,66 +83,3 @@ struct dcuda_state {
   std::uint32_t counter_acquired[dcuda::protocol::tag_count];
   std::uint64_t own_window_base[dcuda::protocol::max_windows];  // DCUDA_COMM_WORLD windows
 };
-
-namespace dcuda::device {
-
-// A read of a dcuda_state field by thread 0 outside the barriers that order thread 0's writes for
-// the other threads (before a call's entry barrier). Volatile, so that the compiler cannot turn it
-// into a speculative read that every thread of the warp performs: the other threads may read the
-// field only after the barrier, and racecheck would rightly report them.
-template <typename T>
-__device__ inline T owner_read(const T& field) {
-  return *const_cast<const volatile T*>(&field);
-}
-
-// A ticket thread 0 takes ahead of a call's entry barrier, so that the atomic's round trip
-// overlaps the barrier and the argument checks: of a peer ring (device/peer_ring.cuh; `seen`: how
-// far the target had taken the ring) or of the command channel (device/channel_send.cuh; `seen`:
-// the consumer's position as this GPU's cached copy showed it). The route it was taken for says
-// which. A ticket taken is always used, or the checks stop the run: an entry or record left
-// empty would stall its reader.
-struct held_ticket {
-  std::uint32_t ticket;
-  std::uint32_t seen;
-  bool held;          // false: none taken yet
-  bool ring = false;  // of a peer ring (otherwise of the command channel)
-};
-
-// The increment of a ticket atomic, written as laneid + 1 (1 on lane 0, the only lane that takes
-// tickets): with an operand the same on every lane, ptxas combines the atomics of a warp into one
-// and shuffles the result to the lanes right away, which makes the warp wait for the atomic where
-// it is issued (before the entry barrier) instead of where its result is used.
-__device__ inline std::uint32_t lane_ticket_increment() {
-  std::uint32_t lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return lane + 1u;
-}
-
-// The ticket atomic of a peer ring or of the command channel (thread 0): the counter's value
-// before this rank's increment.
-__device__ inline std::uint32_t take_ticket_from(std::uint32_t* counter) {
-  std::uint32_t ticket;
-  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
-               : "=r"(ticket)
-               : "l"(counter), "r"(lane_ticket_increment())
-               : "memory");
-  return ticket;
-}
-
-// Makes the caller's arguments opaque to the compiler (an empty asm that "changes" them; no
-// instruction): what a dcuda call derives from its arguments is then computed in the call, not
-// once before a loop that calls it with the same arguments, where it would stay live across the
-// whole loop and spill to local memory, whose loads then sit on the latency path
-// (docs/performance.md, "Peer latency").
-// One asm for all of a call's arguments (separate ones would order the values among themselves).
-__device__ inline void opaque_arguments(int& a, int& b) {
-  asm volatile("" : "+r"(a), "+r"(b));
-}
-__device__ inline void opaque_arguments(int& a, int& b, int& c, int& d) {
-  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
-}
-__device__ inline void opaque_arguments(int& a, int& b, int& c, int& d, int& e) {
-  asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e));
-}
-
-}  // namespace dcuda::device

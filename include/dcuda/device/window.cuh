@@ -1,78 +1,20 @@
-// dcuda_win_create / dcuda_win_free (thesis listing 3.5) and the checks every window operation
-// makes on its handle.
+// dcuda_win_create / dcuda_win_free (thesis listing 3.5). (rank): all threads of the rank call it
+// together.
 #pragma once
 
+#include "dcuda/device/handles.cuh"
 #include "dcuda/device/log.cuh"
 #include "dcuda/device/rank.cuh"
+#include "dcuda/detail/device/window_slots.cuh"
 
-using dcuda_win = int;
-#define DCUDA_WIN_NONE (-1)
-
-namespace dcuda::device {
-
-__device__ inline protocol::window_entry& window_of(const dcuda_state& gst, int slot,
-                                                    int world_rank) {
-  return gst.windows[protocol::window_index(slot, static_cast<std::uint32_t>(world_rank),
-                                            static_cast<std::uint32_t>(gst.world_size))];
-}
-
-// Fails unless `win` is a window the caller holds; returns its slot.
-__device__ inline int checked_window_slot(const dcuda_state& gst, protocol::call call,
-                                          dcuda_win win) {
-  const int slot = protocol::window_slot(win);
-  if (!protocol::window_handle_well_formed(win) || (gst.windows_in_use & (1u << slot)) == 0u ||
-      gst.generation[slot] != protocol::window_generation(win)) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_window, win);
-  }
-  return slot;
-}
-
-__device__ inline dcuda_comm window_comm(const dcuda_state& gst, int slot) {
-  return (gst.world_windows >> slot) & 1u ? DCUDA_COMM_WORLD : DCUDA_COMM_DEVICE;
-}
-
-// Logged once (by world rank 0) when dcuda_win_create runs out of slots.
-__device__ inline void log_windows_exhausted(dcuda_state& gst) {
-  static_assert(protocol::max_windows == 32, "keep the message below in step");
-  send_log_literal(gst,
-                   "dcuda_win_create: all 32 window slots are in use; returning DCUDA_WIN_NONE");
-}
-
-// dcuda_win_create on DCUDA_COMM_WORLD with other processes: the slot must be free on every GPU
-// (windows of DCUDA_COMM_DEVICE take slots on one GPU only), so the proxies agree on it and on
-// its generation, and write every rank's entry into each GPU's table (peer entries mapped into
-// this GPU's address space). Each rank offers its memory through mapped host memory first.
-__device__ inline void create_world_window(dcuda_state& gst, void* winbase, int size,
-                                           dcuda_win* win) {
-  if (threadIdx.x == 0) {
-    volatile protocol::window_offer& offer = gst.ctx->window_offers[gst.device_rank];
-    offer.base = reinterpret_cast<std::uint64_t>(winbase);
-    offer.size = static_cast<std::uint64_t>(size);
-  }
-  world_collective(gst, protocol::call::win_create, gst.windows_in_use, -1);
-  if (threadIdx.x == 0) {
-    const volatile protocol::world_collective_result& result = *gst.ctx->collective_result;
-    const int slot = result.slot;
-    if (slot >= 0) {
-      gst.generation[slot] = result.generation;
-      gst.own_window_base[slot] = reinterpret_cast<std::uint64_t>(winbase);  // records land here
-      gst.windows_in_use |= 1u << slot;
-      gst.world_windows |= 1u << slot;
-    }
-    gst.broadcast = slot;
-  }
-  __syncthreads();
-  const int slot = gst.broadcast;
-  *win = slot >= 0 ? protocol::encode_window(slot, gst.generation[slot]) : DCUDA_WIN_NONE;
-  if (slot < 0 && gst.world_rank == 0 && threadIdx.x == 0) log_windows_exhausted(gst);
-}
-
-}  // namespace dcuda::device
-
+// (rank), every rank of `comm`, in the same order. Exposes `size` bytes at `winbase` to puts from
+// the ranks of `comm` and gives the handle in `*win`, the same in every thread of every rank;
+// DCUDA_WIN_NONE (logged once by world rank 0) when all window slots are in use. Ends with a
+// barrier: every rank's window is visible to all when it returns.
 __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void* winbase, int size,
                                         dcuda_win* win) {
   using namespace dcuda;
-  device::enter_collective(gst.ctx, protocol::call::win_create);
+  device::enter_rank_call(gst.ctx, protocol::call::win_create);
   device::check_comm(gst, protocol::call::win_create, comm);
   if (size < 0) {
     device::fail(gst.ctx, gst.world_rank, protocol::call::win_create,
@@ -109,9 +51,12 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
   }
 }
 
+// (rank), every rank of the window's communicator. A barrier (across processes: after everything
+// the network still carries to the window has landed), then the handle is invalid on every rank,
+// even after a new window reuses its slot.
 __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
-  device::enter_collective(gst.ctx, protocol::call::win_free);
+  device::enter_rank_call(gst.ctx, protocol::call::win_free);
   const int slot = device::checked_window_slot(gst, protocol::call::win_free, win);
   // After this barrier no rank is inside a put to this window (device-local and peer puts
   // complete before they return; across processes the collective waits for what the network

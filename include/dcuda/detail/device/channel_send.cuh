@@ -2,6 +2,7 @@
 #pragma once
 
 #include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/detail/device/tickets.cuh"
 #include "dcuda/detail/protocol/command_channel.h"
 
 namespace dcuda::device {
@@ -43,7 +44,7 @@ __device__ inline std::uint32_t reserve_channel(dcuda_state& gst,
 }
 
 // Thread 0, before a call's entry barrier: reserves one entry of `channel` (held_ticket, in
-// state.cuh). The cached consumer position is loaded first, so that it and the atomic are in
+// tickets.cuh). The cached consumer position is loaded first, so that it and the atomic are in
 // flight together.
 __device__ inline held_ticket take_channel_ticket(const protocol::channel_view& channel) {
   held_ticket taken;

@@ -1,4 +1,4 @@
-// The delivery agent (protocol/agent_queue.h): one block of the persistent kernel beyond the
+// The delivery agent (protocol/delivery_queue.h): one block of the persistent kernel beyond the
 // ranks, launched when some rank of this GPU is reached through the network. It runs the host
 // proxy's copy jobs in order, between pinned host memory and device memory, and counts the
 // notifications that came with them. It is not a rank: dcuda_gpu_init sends it here and it
@@ -6,8 +6,10 @@
 #pragma once
 
 #include "dcuda/detail/device/block_copy.cuh"
+#include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/detail/device/clock.cuh"
-#include "dcuda/detail/protocol/agent_queue.h"
+#include "dcuda/detail/device/ptx_instructions.cuh"
+#include "dcuda/detail/protocol/delivery_queue.h"
 #include "dcuda/detail/protocol/device_context.h"
 
 namespace dcuda::device {
@@ -24,41 +26,42 @@ __device__ inline unsigned first_warp_mask() {
 // slot's line: one PCIe round trip. (One thread loading the 8 words itself waits a round trip
 // for each: strong loads of host memory do not overlap.) A block of fewer than 8 threads takes
 // that slow path.
-__device__ inline bool agent_job_in_slot(protocol::agent_queue* queue, std::uint32_t number,
-                                         protocol::agent_job& job) {
-  using protocol::agent_job_words;
+__device__ inline bool delivery_job_in_slot(protocol::delivery_queue* queue, std::uint32_t number,
+                                            protocol::delivery_job& job) {
+  using protocol::delivery_job_words;
   const unsigned mask = first_warp_mask();
   const unsigned lane = threadIdx.x;
-  if (blockDim.x < agent_job_words) {
+  if (blockDim.x < delivery_job_words) {
     std::uint32_t found = 0;
-    if (lane == 0) found = protocol::agent_take_job(*queue, number, job) ? 1u : 0u;
+    if (lane == 0) found = protocol::delivery_take_job(*queue, number, job) ? 1u : 0u;
     return __shfl_sync(mask, found, 0) != 0u;  // only lane 0 uses the job afterwards
   }
   std::uint64_t word = 0;
   bool mine_ready = true;
-  if (lane < agent_job_words) {
+  if (lane < delivery_job_words) {
     word = protocol::system_atomic<std::uint64_t>(
-               queue->jobs[protocol::agent_slot(number)].words[lane])
+               queue->jobs[protocol::delivery_slot(number)].words[lane])
                .load(cuda::memory_order_relaxed);
-    mine_ready = protocol::word_has_stamp(word, protocol::agent_ticket(number));
+    mine_ready = protocol::word_has_stamp(word, protocol::delivery_ticket(number));
   }
   if (!__all_sync(mask, mine_ready)) return false;
-  std::uint32_t fields[agent_job_words];
-  for (unsigned i = 0; i < agent_job_words; ++i) {
+  std::uint32_t fields[delivery_job_words];
+  for (unsigned i = 0; i < delivery_job_words; ++i) {
     fields[i] = __shfl_sync(mask, protocol::stamped_field(word), static_cast<int>(i));
   }
-  job = protocol::agent_job_from_fields(fields);
+  job = protocol::delivery_job_from_fields(fields);
   protocol::acquire_job_data(job.kind);
   return true;
 }
 
 // Warp 0: waits for job `number`; false when the ranks have all finished instead (nothing more
 // can come: their last world barrier waited for every delivery).
-__device__ inline bool wait_for_agent_job(const dcuda_context* ctx, protocol::agent_queue* queue,
-                                          std::uint32_t number, protocol::agent_job& job) {
+__device__ inline bool wait_for_delivery_job(const dcuda_context* ctx,
+                                             protocol::delivery_queue* queue, std::uint32_t number,
+                                             protocol::delivery_job& job) {
   const unsigned mask = first_warp_mask();
   for (std::uint32_t spins = 0;; ++spins) {
-    if (agent_job_in_slot(queue, number, job)) return true;
+    if (delivery_job_in_slot(queue, number, job)) return true;
     // The exits are checked now and then (each check is another read; a job should be seen
     // within one read of host memory), by lane 0, so the warp decides as one.
     if ((spins & 255u) != 255u) continue;
@@ -81,43 +84,43 @@ __device__ inline bool wait_for_agent_job(const dcuda_context* ctx, protocol::ag
 // the notification, then `done` for the host. Releases: whoever sees the count or `done` sees
 // the data (PTX release is cumulative over what the barrier ordered before it). The count is a
 // reduction: the agent needs no answer, so it does not wait for one.
-__device__ inline void complete_agent_job(protocol::agent_queue* queue, std::uint32_t number,
-                                          const protocol::agent_job& job) {
+__device__ inline void complete_delivery_job(protocol::delivery_queue* queue, std::uint32_t number,
+                                             const protocol::delivery_job& job) {
   if (job.counter != 0) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(job.counter) : "memory");
+    red_release_gpu_increment_u32(reinterpret_cast<std::uint32_t*>(job.counter));
   }
-  protocol::agent_finish(*queue, number);
+  protocol::delivery_finish(*queue, number);
 }
 
 // Warp 0: runs the jobs that need no block (a count, a payload inside the job) itself (lane 0
 // stores), so the latency path has no block barrier, until a copy job for the whole block
 // arrives (true: lane 0 has it in `job`) or the ranks have all finished (false).
-__device__ inline bool take_block_job(const dcuda_context* ctx, protocol::agent_queue* queue,
-                                      std::uint32_t& number, protocol::agent_job& job) {
+__device__ inline bool take_block_job(const dcuda_context* ctx, protocol::delivery_queue* queue,
+                                      std::uint32_t& number, protocol::delivery_job& job) {
   for (;; ++number) {
-    if (!wait_for_agent_job(ctx, queue, number, job)) return false;
+    if (!wait_for_delivery_job(ctx, queue, number, job)) return false;
     const std::uint32_t kind =
         __shfl_sync(first_warp_mask(), static_cast<std::uint32_t>(job.kind), 0);
-    if (kind == static_cast<std::uint32_t>(protocol::agent_job_kind::copy)) return true;
+    if (kind == static_cast<std::uint32_t>(protocol::delivery_job_kind::copy)) return true;
     if (threadIdx.x == 0) {
-      if (job.kind == protocol::agent_job_kind::copy_inline) {
+      if (job.kind == protocol::delivery_job_kind::copy_inline) {
         thread_copy(reinterpret_cast<void*>(job.destination), &job.source,
                     static_cast<int>(job.bytes));
       }
-      complete_agent_job(queue, number, job);
+      complete_delivery_job(queue, number, job);
     }
   }
 }
 
 // Called by every thread of the agent block; never returns to the user's kernel.
 __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
-  __shared__ protocol::agent_job block_job;
+  __shared__ protocol::delivery_job block_job;
   __shared__ std::uint32_t more;
-  protocol::agent_queue* queue = ctx->agent_queue;
+  protocol::delivery_queue* queue = ctx->delivery_queue;
   std::uint32_t number = 0;  // warp 0's: the next job
   for (;;) {
     if (threadIdx.x < 32) {
-      protocol::agent_job job{};
+      protocol::delivery_job job{};
       const bool copy = take_block_job(ctx, queue, number, job);
       if (threadIdx.x == 0) {
         block_job = job;
@@ -129,10 +132,10 @@ __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
     block_copy(reinterpret_cast<void*>(block_job.destination),
                reinterpret_cast<const void*>(block_job.source), block_job.bytes);
     __syncthreads();
-    if (threadIdx.x == 0) complete_agent_job(queue, number, block_job);
+    if (threadIdx.x == 0) complete_delivery_job(queue, number, block_job);
     ++number;
   }
-  asm volatile("exit;");  // leave the kernel: the user's code after dcuda_gpu_init is for ranks
+  exit_kernel();  // leave the kernel: the user's code after dcuda_gpu_init is for ranks
 }
 
 }  // namespace dcuda::device

@@ -1,9 +1,11 @@
 // The leaders' side of the world barrier within a node (protocol/node_barrier.h): rank 0 of each
 // GPU writes its word into the board of every other GPU of the node and waits for theirs. Thread
-// 0 of rank 0 only, between the two device barriers of the world barrier (device/rank.cuh).
+// 0 of rank 0 only, between the two device barriers of the world barrier
+// (detail/device/barriers.cuh).
 #pragma once
 
 #include "dcuda/detail/device/fail.cuh"
+#include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/detail/device/ring_poll.cuh"
 #include "dcuda/detail/device/spin_wait.cuh"
 #include "dcuda/device/state.cuh"
@@ -20,10 +22,9 @@ __device__ __noinline__ inline void post_board_word(const dcuda_state& gst, std:
   const std::uint64_t word =
       protocol::encode_board_word(sequence, static_cast<std::uint32_t>(call));
   std::uint64_t* const* out = gst.ctx->board_out;
-  asm volatile("fence.acq_rel.sys;" ::: "memory");
-  for (std::uint32_t peer = 0; peer < gst.ring_peers; ++peer) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(out[peer]), "l"(word) : "memory");
-  }
+  fence_acq_rel_sys();
+  for (std::uint32_t peer = 0; peer < gst.ring_peers; ++peer)
+    store_relaxed_sys_u64(out[peer], word);
 }
 
 // Waits until every other GPU's leader has entered collective `sequence`; stops the run, naming
@@ -49,8 +50,8 @@ __device__ __noinline__ inline void wait_for_board(dcuda_state& gst, std::uint32
                        process_bits(all)},
       [&](std::uint32_t& arrived) {
         const protocol::board_scan scan = protocol::scan_board(
-            [&](std::uint32_t peer) { return ring_detail::load_relaxed_system(board + peer); },
-            peers, sequence, static_cast<std::uint32_t>(call));
+            [&](std::uint32_t peer) { return load_relaxed_sys_u64(board + peer); }, peers, sequence,
+            static_cast<std::uint32_t>(call));
         if (scan.mismatched_peer >= 0) {
           fail(ctx, gst.world_rank, call, protocol::error_code::collective_mismatch, me,
                protocol::board_peer_process(static_cast<std::uint32_t>(scan.mismatched_peer), me),
@@ -62,7 +63,7 @@ __device__ __noinline__ inline void wait_for_board(dcuda_state& gst, std::uint32
   // Acquire (the polls were relaxed): what the other GPUs' ranks did before their leaders wrote
   // their words is visible to this thread and, through the device barrier that follows, to every
   // rank of this GPU.
-  asm volatile("fence.acq_rel.sys;" ::: "memory");
+  fence_acq_rel_sys();
 }
 
 }  // namespace dcuda::device

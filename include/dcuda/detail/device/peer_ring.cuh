@@ -4,6 +4,7 @@
 
 #include "dcuda/detail/device/ring_poll.cuh"
 #include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/detail/device/tickets.cuh"
 #include "dcuda/device/state.cuh"
 #include "dcuda/detail/protocol/peer_ring.h"
 
@@ -41,7 +42,7 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
                               ticket},
              [&](std::uint32_t& seen) {
                drain_rings(gst);
-               seen = ring_detail::load_relaxed_system(taken);
+               seen = load_relaxed_sys_u32(taken);
                return protocol::ring_has_room(ticket, seen);
              });
 }
@@ -52,7 +53,7 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
 __device__ inline held_ticket take_ring_ticket(const std::uint32_t* taken_here,
                                                std::uint32_t* tails, std::uint32_t slot) {
   held_ticket taken;
-  taken.seen = ring_detail::load_relaxed_system(taken_here + slot);
+  taken.seen = load_relaxed_sys_u32(taken_here + slot);
   taken.ticket = take_ticket_from(tails + slot);
   taken.held = true;
   taken.ring = true;
@@ -66,10 +67,8 @@ __device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint
 __device__ inline void write_ring_record(char* ring, std::uint32_t ticket,
                                          const protocol::ring_record& record) {
   const protocol::ring_words words = protocol::encode_ring_record(record, ticket);
-  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(
-                   ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes),
-               "l"(words.first), "l"(words.second)
-               : "memory");
+  store_relaxed_sys_v2_u64(ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes,
+                           words.first, words.second);
 }
 
 // Waits, when `ticket` showed no room in the ring of target `slot`, until there is.
@@ -97,7 +96,7 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
                                         std::uint32_t slot, protocol::ring_record record,
                                         bool fence, held_ticket ticket) {
   if (fence || gst.peer_fence_owed != 0u) {
-    asm volatile("fence.acq_rel.sys;" ::: "memory");
+    fence_acq_rel_sys();
     gst.peer_fence_owed = 0;
     record.fenced = true;
   }

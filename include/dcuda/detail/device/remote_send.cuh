@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dcuda/detail/device/channel_send.cuh"
+#include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/detail/protocol/compact_operation.h"
 #include "dcuda/detail/protocol/remote_operation.h"
 
@@ -34,9 +35,7 @@ __device__ inline void send_compact_operation(dcuda_state& gst, protocol::call c
   const compact_entry entry = encode_compact_operation(op, payload, entry_sequence(ticket));
   auto* to = reinterpret_cast<std::uint64_t*>(&entry_at(channel, ticket));
   for (std::uint32_t i = 0; i < compact_words; i += 2) {
-    asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(to + i), "l"(entry.words[i]),
-                 "l"(entry.words[i + 1])
-                 : "memory");
+    store_relaxed_sys_v2_u64(to + i, entry.words[i], entry.words[i + 1]);
   }
 }
 

@@ -1,28 +1,18 @@
 // The target's side of the peer rings (protocol/peer_ring.h): polling the heads of a rank's rings
 // and taking the records found there. Thread 0 of a rank only. Every dcuda wait polls them (the
-// wait for notifications on every spin, the others now and then: device/spin_wait.cuh), so a
+// wait for notifications on every spin, the others now and then: detail/device/spin_wait.cuh), so a
 // rank blocked anywhere in dcuda still takes what is sent to it and its senders never wait for
 // ring room forever.
 #pragma once
 
+#include "dcuda/detail/device/code_generation.cuh"
+#include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/device/state.cuh"
 #include "dcuda/detail/protocol/peer_ring.h"
 
 namespace dcuda::device {
 
 namespace ring_detail {
-
-// Relaxed system-scope loads of words other GPUs write (ring positions; the node barrier's board).
-__device__ inline std::uint32_t load_relaxed_system(const std::uint32_t* word) {
-  std::uint32_t value;
-  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
-  return value;
-}
-__device__ inline std::uint64_t load_relaxed_system(const std::uint64_t* word) {
-  std::uint64_t value;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
-  return value;
-}
 
 // Both words of the record in a slot, in one 16-byte load. Relaxed for polling; acquire (which
 // synchronises with the fence a sender issues before a record that follows data) for a fenced
@@ -31,15 +21,9 @@ template <bool acquire = false>
 __device__ inline protocol::ring_words load_record(const char* slot) {
   protocol::ring_words words;
   if constexpr (acquire) {
-    asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];"
-                 : "=l"(words.first), "=l"(words.second)
-                 : "l"(slot)
-                 : "memory");
+    load_acquire_sys_v2_u64(slot, words.first, words.second);
   } else {
-    asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
-                 : "=l"(words.first), "=l"(words.second)
-                 : "l"(slot)
-                 : "memory");
+    load_relaxed_sys_v2_u64(slot, words.first, words.second);
   }
   return words;
 }
@@ -96,8 +80,7 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
   }
   gst.consumed[record.tag] = consumed - 1u;
   gst.ring_head[peer] = head + 1u;
-  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(taken_position), "r"(head + 1u)
-               : "memory");
+  store_relaxed_sys_u32(taken_position, head + 1u);
   return {true, record.tag};
 }
 

@@ -4,7 +4,7 @@
 // memory (mapped) for what the host proxy writes or must read while the kernel runs.
 #pragma once
 
-#include "dcuda/detail/protocol/agent_queue.h"
+#include "dcuda/detail/protocol/delivery_queue.h"
 #include "dcuda/detail/protocol/command_channel.h"
 #include "dcuda/detail/protocol/error_report.h"
 #include "dcuda/detail/protocol/peer_ring.h"
@@ -58,7 +58,8 @@ struct dcuda_context {
   dcuda::protocol::channel_view logs;          // dcuda_log lines
   dcuda::protocol::world_collective_result* collective_result;  // written by the host proxy
   dcuda::protocol::window_offer* window_offers;                 // [device_ranks], read by it
-  dcuda::protocol::agent_queue* agent_queue;  // the proxy's jobs for the agent; null: no agent
+  dcuda::protocol::delivery_queue*
+      delivery_queue;  // the proxy's jobs for the agent; null: no agent
 
   std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
 };

@@ -9,7 +9,7 @@ namespace dcuda::protocol {
 
 enum class error_code : std::uint16_t {
   none,
-  partial_collective,     // values: calling threads, threads of the rank
+  partial_rank_call,      // values: calling threads, threads of the rank
   not_in_shared_memory,   // values: address of the dcuda_state
   bad_communicator,       // values: comm
   tag_out_of_range,       // values: tag

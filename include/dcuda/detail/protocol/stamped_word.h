@@ -5,7 +5,7 @@
 // whatever order the words arrived in. NCCL's LL protocol rests on the same property.
 //
 // Used where one side writes host memory across PCIe and the other polls it: the proxy's jobs for
-// the delivery agent (protocol/agent_queue.h) and a rank's small network operations
+// the delivery agent (protocol/delivery_queue.h) and a rank's small network operations
 // (protocol/compact_operation.h).
 #pragma once
 

@@ -1,4 +1,5 @@
-// Entry of every call that all threads of a rank make together (thesis 3.3.2). It synchronises
+// Entry of every call that all threads of a rank make together (thesis 3.3.2; a "rank call";
+// "collective" in dcuda means a collective of DCUDA_COMM_WORLD). It synchronises
 // the block, so a call made right after single-thread work sees that work, and it stops the run
 // with a report when threads of the rank have already returned from the kernel (the barrier then
 // counts fewer threads than the block has).
@@ -15,11 +16,11 @@ namespace dcuda::device {
 
 // (The context is read only on the failure path: a global load, from L2 after every acquire,
 // would otherwise sit on every call's path.)
-__device__ inline void enter_collective(const dcuda_context* ctx, protocol::call call) {
+__device__ inline void enter_rank_call(const dcuda_context* ctx, protocol::call call) {
   const int arrived = __syncthreads_count(1);
   if (arrived != static_cast<int>(blockDim.x)) {
     fail(ctx, ctx->rank_start + static_cast<int>(blockIdx.x), call,
-         protocol::error_code::partial_collective, arrived, blockDim.x);
+         protocol::error_code::partial_rank_call, arrived, blockDim.x);
   }
 }
 

@@ -1,4 +1,4 @@
-#include "runtime/agent_jobs.h"
+#include "runtime/delivery_jobs.h"
 
 #include <cstring>
 #include <limits>
@@ -9,70 +9,70 @@
 
 namespace dcuda::runtime {
 
-std::uint32_t agent_jobs::finished_count() const {
+std::uint32_t delivery_jobs::finished_count() const {
   if (queue_ == nullptr) return 0;
   return protocol::system_atomic<std::uint32_t>(queue_->done).load(cuda::memory_order_acquire);
 }
 
-bool agent_jobs::has_room(std::uint32_t more) const {
-  return protocol::agent_has_room(issued_, finished_count(), more);
+bool delivery_jobs::has_room(std::uint32_t more) const {
+  return protocol::delivery_has_room(issued_, finished_count(), more);
 }
 
-bool agent_jobs::finished(std::uint32_t job) const {
-  return protocol::agent_job_finished(job, finished_count());
+bool delivery_jobs::finished(std::uint32_t job) const {
+  return protocol::delivery_job_finished(job, finished_count());
 }
 
-std::uint32_t agent_jobs::copy_from_device(void* destination, const void* source,
-                                           std::size_t bytes) {
+std::uint32_t delivery_jobs::copy_from_device(void* destination, const void* source,
+                                              std::size_t bytes) {
   return submit_copy(destination, source, bytes, nullptr, false);
 }
 
-std::uint32_t agent_jobs::copy_from_host(void* destination, const void* source, std::size_t bytes,
-                                         std::uint32_t* counter) {
+std::uint32_t delivery_jobs::copy_from_host(void* destination, const void* source,
+                                            std::size_t bytes, std::uint32_t* counter) {
   return submit_copy(destination, source, bytes, counter, true);
 }
 
-std::uint32_t agent_jobs::submit_copy(void* destination, const void* source, std::size_t bytes,
-                                      std::uint32_t* counter, bool source_on_host) {
+std::uint32_t delivery_jobs::submit_copy(void* destination, const void* source, std::size_t bytes,
+                                         std::uint32_t* counter, bool source_on_host) {
   if (bytes > std::numeric_limits<std::uint32_t>::max()) {
     throw error("host proxy: a copy job of " + std::to_string(bytes) +
                 " bytes; the delivery agent takes at most 4 GiB - 1 per job");
   }
-  protocol::agent_job job{};
+  protocol::delivery_job job{};
   job.destination = reinterpret_cast<std::uint64_t>(destination);
   job.bytes = static_cast<std::uint32_t>(bytes);
   job.counter = reinterpret_cast<std::uint64_t>(counter);
   // Only host memory can be read here to carry the payload in the job.
-  if (source_on_host && bytes <= protocol::agent_inline_bytes) {
-    job.kind = protocol::agent_job_kind::copy_inline;
+  if (source_on_host && bytes <= protocol::delivery_inline_bytes) {
+    job.kind = protocol::delivery_job_kind::copy_inline;
     std::memcpy(&job.source, source, bytes);  // the first byte lowest (both sides little endian)
   } else {
-    job.kind = protocol::agent_job_kind::copy;
+    job.kind = protocol::delivery_job_kind::copy;
     job.source = reinterpret_cast<std::uint64_t>(source);
   }
   return submit(job);
 }
 
-std::uint32_t agent_jobs::count(std::uint32_t* counter) {
-  protocol::agent_job job{};
-  job.kind = protocol::agent_job_kind::count_only;
+std::uint32_t delivery_jobs::count(std::uint32_t* counter) {
+  protocol::delivery_job job{};
+  job.kind = protocol::delivery_job_kind::count_only;
   job.counter = reinterpret_cast<std::uint64_t>(counter);
   return submit(job);
 }
 
-std::uint32_t agent_jobs::submit(const protocol::agent_job& job) {
+std::uint32_t delivery_jobs::submit(const protocol::delivery_job& job) {
   if (queue_ == nullptr) {
     throw error("host proxy: a copy job, but this GPU's kernel runs no delivery agent");
   }
   if (!has_room()) throw error("host proxy: the delivery agent's queue is full");
   const std::uint32_t number = issued_++;
-  const std::uint32_t ticket = protocol::agent_ticket(number);
-  protocol::agent_job_slot& slot = queue_->jobs[protocol::agent_slot(number)];
+  const std::uint32_t ticket = protocol::delivery_ticket(number);
+  protocol::delivery_job_slot& slot = queue_->jobs[protocol::delivery_slot(number)];
   // Release stores: a copy job's data (pinned memory written before) is visible to an agent that
   // sees the job. Each word carries the ticket, so their order does not matter.
-  for (std::uint32_t i = 0; i < protocol::agent_job_words; ++i) {
+  for (std::uint32_t i = 0; i < protocol::delivery_job_words; ++i) {
     protocol::system_atomic<std::uint64_t>(slot.words[i])
-        .store(protocol::stamped_word(protocol::agent_job_field(job, i), ticket),
+        .store(protocol::stamped_word(protocol::delivery_job_field(job, i), ticket),
                cuda::memory_order_release);
   }
   return number;

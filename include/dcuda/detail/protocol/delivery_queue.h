@@ -19,21 +19,22 @@
 
 namespace dcuda::protocol {
 
-inline constexpr std::uint32_t agent_queue_slots = 4096;
+inline constexpr std::uint32_t delivery_queue_slots = 4096;
 
-enum class agent_job_kind : std::uint32_t {
-  count_only = 0,   // no data: only the notification
-  copy = 1,         // `bytes` from `source` to `destination`
-  copy_inline = 2,  // `bytes` (<= agent_inline_bytes) carried in `source` itself, to `destination`
+enum class delivery_job_kind : std::uint32_t {
+  count_only = 0,  // no data: only the notification
+  copy = 1,        // `bytes` from `source` to `destination`
+  copy_inline =
+      2,  // `bytes` (<= delivery_inline_bytes) carried in `source` itself, to `destination`
 };
 
 // Payloads up to this size travel inside the job (in the `source` field): no read of pinned data
 // on the latency path.
-inline constexpr std::uint32_t agent_inline_bytes = 8;
+inline constexpr std::uint32_t delivery_inline_bytes = 8;
 
-// What a job asks for. It is never stored as such: the queue holds it as agent_job_words.
-struct agent_job {
-  agent_job_kind kind;
+// What a job asks for. It is never stored as such: the queue holds it as delivery_job_words.
+struct delivery_job {
+  delivery_job_kind kind;
   std::uint32_t bytes;
   std::uint64_t destination;
   std::uint64_t source;   // copy: the data's address; copy_inline: the data (first byte lowest)
@@ -41,23 +42,23 @@ struct agent_job {
 };
 
 // A job in the queue: 8 stamped words (protocol/stamped_word.h), each with 32 bits of the job
-// (agent_job_field) and the job's ticket as the stamp. Every word proves by itself that it belongs
-// to the job: the agent reads all 8 at once (one PCIe round trip, no separate ticket read) and
-// takes the job when every word shows its ticket.
-inline constexpr std::uint32_t agent_job_words = 8;
-struct alignas(64) agent_job_slot {
-  std::uint64_t words[agent_job_words];
+// (delivery_job_field) and the job's ticket as the stamp. Every word proves by itself that it
+// belongs to the job: the agent reads all 8 at once (one PCIe round trip, no separate ticket read)
+// and takes the job when every word shows its ticket.
+inline constexpr std::uint32_t delivery_job_words = 8;
+struct alignas(64) delivery_job_slot {
+  std::uint64_t words[delivery_job_words];
 };
-static_assert(sizeof(agent_job_slot) == 64, "one job is one 64-byte line of host memory");
+static_assert(sizeof(delivery_job_slot) == 64, "one job is one 64-byte line of host memory");
 
-struct agent_queue {
-  agent_job_slot jobs[agent_queue_slots];
+struct delivery_queue {
+  delivery_job_slot jobs[delivery_queue_slots];
   alignas(64) std::uint32_t done;  // jobs finished, written by the agent
 };
 
 // Word i of a job holds: kind, bytes, destination (low, high), source (low, high), counter (low,
 // high).
-DCUDA_HD constexpr std::uint32_t agent_job_field(const agent_job& job, std::uint32_t i) {
+DCUDA_HD constexpr std::uint32_t delivery_job_field(const delivery_job& job, std::uint32_t i) {
   switch (i) {
     case 0:
       return static_cast<std::uint32_t>(job.kind);
@@ -78,68 +79,72 @@ DCUDA_HD constexpr std::uint32_t agent_job_field(const agent_job& job, std::uint
   }
 }
 
-DCUDA_HD constexpr agent_job agent_job_from_fields(const std::uint32_t (&fields)[agent_job_words]) {
+DCUDA_HD constexpr delivery_job delivery_job_from_fields(
+    const std::uint32_t (&fields)[delivery_job_words]) {
   const auto wide = [&](std::uint32_t low) {
     return static_cast<std::uint64_t>(fields[low]) | static_cast<std::uint64_t>(fields[low + 1])
                                                          << 32;
   };
-  return agent_job{static_cast<agent_job_kind>(fields[0]), fields[1], wide(2), wide(4), wide(6)};
+  return delivery_job{static_cast<delivery_job_kind>(fields[0]), fields[1], wide(2), wide(4),
+                      wide(6)};
 }
 
-DCUDA_HD inline std::uint32_t agent_slot(std::uint32_t job) {
-  return job % agent_queue_slots;
+DCUDA_HD inline std::uint32_t delivery_slot(std::uint32_t job) {
+  return job % delivery_queue_slots;
 }
 
 // The ticket a slot holds once job `job` is in it. Never the ticket the slot held one lap before
-// (job - agent_queue_slots + 1), nor 0, the ticket of an empty queue's slots (job 2^32 - 1 takes
+// (job - delivery_queue_slots + 1), nor 0, the ticket of an empty queue's slots (job 2^32 - 1 takes
 // 1, as the command channel's entry_sequence does).
-DCUDA_HD inline std::uint32_t agent_ticket(std::uint32_t job) {
+DCUDA_HD inline std::uint32_t delivery_ticket(std::uint32_t job) {
   return job + 1u == 0u ? 1u : job + 1u;
 }
 
 // Whether `more` jobs fit after `issued` when `done` are finished (counts wrap around).
-DCUDA_HD inline bool agent_has_room(std::uint32_t issued, std::uint32_t done, std::uint32_t more) {
-  return issued - done + more <= agent_queue_slots;
+DCUDA_HD inline bool delivery_has_room(std::uint32_t issued, std::uint32_t done,
+                                       std::uint32_t more) {
+  return issued - done + more <= delivery_queue_slots;
 }
 
 // Whether job number `job` is finished when `done` jobs are (counts wrap around).
-DCUDA_HD inline bool agent_job_finished(std::uint32_t job, std::uint32_t done) {
+DCUDA_HD inline bool delivery_job_finished(std::uint32_t job, std::uint32_t done) {
   return done - job - 1u < 0x80000000u;
 }
 
 // After a job was seen: a copy job's data lies in pinned memory the proxy wrote before the job's
 // words (those stores were releases), so the thread that saw the words acquires it (a fence, not
 // another load).
-DCUDA_HD inline void acquire_job_data(agent_job_kind kind) {
-  if (kind == agent_job_kind::copy) {
+DCUDA_HD inline void acquire_job_data(delivery_job_kind kind) {
+  if (kind == delivery_job_kind::copy) {
     cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
   }
 }
 
 // The consumer's side (the agent's thread 0; a host thread in the CPU tests). Whether job `job`
 // is in its slot; when it is, the job.
-DCUDA_HD inline bool agent_take_job(agent_queue& queue, std::uint32_t job, agent_job& taken) {
-  const std::uint32_t ticket = agent_ticket(job);
-  std::uint64_t* words = queue.jobs[agent_slot(job)].words;
-  std::uint64_t loaded[agent_job_words];
-  for (std::uint32_t i = 0; i < agent_job_words; ++i) {
+DCUDA_HD inline bool delivery_take_job(delivery_queue& queue, std::uint32_t job,
+                                       delivery_job& taken) {
+  const std::uint32_t ticket = delivery_ticket(job);
+  std::uint64_t* words = queue.jobs[delivery_slot(job)].words;
+  std::uint64_t loaded[delivery_job_words];
+  for (std::uint32_t i = 0; i < delivery_job_words; ++i) {
     loaded[i] = system_atomic<std::uint64_t>(words[i]).load(cuda::memory_order_relaxed);
   }
-  std::uint32_t fields[agent_job_words];
+  std::uint32_t fields[delivery_job_words];
   bool complete = true;
-  for (std::uint32_t i = 0; i < agent_job_words; ++i) {
+  for (std::uint32_t i = 0; i < delivery_job_words; ++i) {
     complete = complete && word_has_stamp(loaded[i], ticket);
     fields[i] = stamped_field(loaded[i]);
   }
   if (!complete) return false;
-  taken = agent_job_from_fields(fields);
+  taken = delivery_job_from_fields(fields);
   acquire_job_data(taken.kind);
   return true;
 }
 
 // Job `job` and every job before it are finished: their copies are visible to whoever acquires
 // `done` (a release, after the copies).
-DCUDA_HD inline void agent_finish(agent_queue& queue, std::uint32_t job) {
+DCUDA_HD inline void delivery_finish(delivery_queue& queue, std::uint32_t job) {
   system_atomic<std::uint32_t>(queue.done).store(job + 1u, cuda::memory_order_release);
 }
 

@@ -1,5 +1,5 @@
-// The delivery agent's queue (protocol/agent_queue.h): the host proxy's real producer
-// (runtime::agent_jobs) against a host thread that consumes as the agent block does, with the
+// The delivery agent's queue (protocol/delivery_queue.h): the host proxy's real producer
+// (runtime::delivery_jobs) against a host thread that consumes as the agent block does, with the
 // same protocol functions. Copies go between host buffers; counts go to plain counters.
 #include <atomic>
 #include <cstring>
@@ -7,42 +7,42 @@
 #include <thread>
 #include <vector>
 
-#include "dcuda/detail/protocol/agent_queue.h"
-#include "runtime/agent_jobs.h"
+#include "dcuda/detail/protocol/delivery_queue.h"
+#include "runtime/delivery_jobs.h"
 #include "runtime/error.h"
 #include "test_main.h"
 
 namespace {
 
 using namespace dcuda::protocol;
-using dcuda::runtime::agent_jobs;
+using dcuda::runtime::delivery_jobs;
 
 // Runs jobs as device/delivery_agent.cuh does: take the job once all its words carry its ticket,
 // copy, count, finish.
 class host_agent {
  public:
-  explicit host_agent(agent_queue& queue) : queue_(queue) {}
+  explicit host_agent(delivery_queue& queue) : queue_(queue) {}
   ~host_agent() { stop(); }
   void start() {
     thread_ = std::thread([this] {
       for (std::uint32_t next = 0;; ++next) {
-        agent_job job{};
-        while (!agent_take_job(queue_, next, job)) {
+        delivery_job job{};
+        while (!delivery_take_job(queue_, next, job)) {
           if (stopping_) return;
           std::this_thread::yield();
         }
         while (paused_) std::this_thread::yield();
         auto* destination = reinterpret_cast<unsigned char*>(job.destination);
-        if (job.kind == agent_job_kind::copy) {
+        if (job.kind == delivery_job_kind::copy) {
           std::memcpy(destination, reinterpret_cast<const void*>(job.source), job.bytes);
-        } else if (job.kind == agent_job_kind::copy_inline) {
+        } else if (job.kind == delivery_job_kind::copy_inline) {
           std::memcpy(destination, &job.source, job.bytes);
         }
         if (job.counter != 0) {
           system_atomic<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(job.counter))
               .fetch_add(1u, cuda::memory_order_release);
         }
-        agent_finish(queue_, next);
+        delivery_finish(queue_, next);
       }
     });
   }
@@ -53,7 +53,7 @@ class host_agent {
   std::atomic<bool> paused_{false};
 
  private:
-  agent_queue& queue_;
+  delivery_queue& queue_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
 };
@@ -65,12 +65,12 @@ void wait_until(const std::function<bool()>& condition) {
 }  // namespace
 
 DCUDA_TEST(agent_runs_copies_and_counts_in_submission_order_across_laps) {
-  auto queue = std::make_unique<agent_queue>();
-  agent_jobs jobs(queue.get());
+  auto queue = std::make_unique<delivery_queue>();
+  delivery_jobs jobs(queue.get());
   host_agent agent(*queue);
   agent.start();
   // Three laps of the ring; sizes around the inline limit; each job's data depends on its number.
-  constexpr int total = 3 * static_cast<int>(agent_queue_slots) + 17;
+  constexpr int total = 3 * static_cast<int>(delivery_queue_slots) + 17;
   std::vector<std::vector<unsigned char>> sources(total), destinations(total);
   std::uint32_t counter = 0;
   std::vector<std::uint32_t> counter_seen(total);  // the count visible once the job finished
@@ -89,7 +89,7 @@ DCUDA_TEST(agent_runs_copies_and_counts_in_submission_order_across_laps) {
                                          sources[static_cast<std::size_t>(i)].data(), bytes,
                                          i % 2 == 0 ? &counter : nullptr);
     numbers.push_back(number);
-    if (bytes <= agent_inline_bytes) {
+    if (bytes <= delivery_inline_bytes) {
       // Inline: the source may change at once without changing what lands.
       std::fill(sources[static_cast<std::size_t>(i)].begin(),
                 sources[static_cast<std::size_t>(i)].end(), 0xEE);
@@ -113,11 +113,11 @@ DCUDA_TEST(agent_runs_copies_and_counts_in_submission_order_across_laps) {
   DCUDA_CHECK_EQ(jobs.issued(), static_cast<std::uint32_t>(total));
 }
 
-DCUDA_TEST(agent_queue_full_refuses_more_until_the_agent_finishes) {
-  auto queue = std::make_unique<agent_queue>();
-  agent_jobs jobs(queue.get());
+DCUDA_TEST(delivery_queue_full_refuses_more_until_the_agent_finishes) {
+  auto queue = std::make_unique<delivery_queue>();
+  delivery_jobs jobs(queue.get());
   std::uint32_t counter = 0;
-  for (std::uint32_t i = 0; i < agent_queue_slots; ++i) jobs.count(&counter);
+  for (std::uint32_t i = 0; i < delivery_queue_slots; ++i) jobs.count(&counter);
   DCUDA_CHECK(!jobs.has_room());
   DCUDA_CHECK(!jobs.finished(0));
   bool refused = false;
@@ -130,22 +130,22 @@ DCUDA_TEST(agent_queue_full_refuses_more_until_the_agent_finishes) {
   host_agent agent(*queue);
   agent.start();
   wait_until([&] { return jobs.all_finished(); });
-  DCUDA_CHECK(jobs.has_room(agent_queue_slots));
-  DCUDA_CHECK_EQ(counter, agent_queue_slots);
+  DCUDA_CHECK(jobs.has_room(delivery_queue_slots));
+  DCUDA_CHECK_EQ(counter, delivery_queue_slots);
 }
 
-DCUDA_TEST(agent_job_finished_follows_done_across_wraparound) {
-  DCUDA_CHECK(agent_job_finished(5, 6));
-  DCUDA_CHECK(!agent_job_finished(6, 6));
-  DCUDA_CHECK(agent_job_finished(0xFFFFFFFFu, 0));  // done wrapped past the job
-  DCUDA_CHECK(!agent_job_finished(0, 0xFFFFFFFFu));
-  DCUDA_CHECK(agent_has_room(10, 10, agent_queue_slots));
-  DCUDA_CHECK(!agent_has_room(10, 9, agent_queue_slots));
-  DCUDA_CHECK(agent_has_room(3, 0xFFFFFFF0u, 1));  // issued wrapped, 19 outstanding
+DCUDA_TEST(delivery_job_finished_follows_done_across_wraparound) {
+  DCUDA_CHECK(delivery_job_finished(5, 6));
+  DCUDA_CHECK(!delivery_job_finished(6, 6));
+  DCUDA_CHECK(delivery_job_finished(0xFFFFFFFFu, 0));  // done wrapped past the job
+  DCUDA_CHECK(!delivery_job_finished(0, 0xFFFFFFFFu));
+  DCUDA_CHECK(delivery_has_room(10, 10, delivery_queue_slots));
+  DCUDA_CHECK(!delivery_has_room(10, 9, delivery_queue_slots));
+  DCUDA_CHECK(delivery_has_room(3, 0xFFFFFFF0u, 1));  // issued wrapped, 19 outstanding
 }
 
-DCUDA_TEST(agent_jobs_without_an_agent_are_an_error) {
-  agent_jobs jobs(nullptr);
+DCUDA_TEST(delivery_jobs_without_an_agent_are_an_error) {
+  delivery_jobs jobs(nullptr);
   std::uint32_t counter = 0;
   bool refused = false;
   try {
@@ -158,28 +158,28 @@ DCUDA_TEST(agent_jobs_without_an_agent_are_an_error) {
 }
 
 DCUDA_TEST(agent_takes_a_job_only_when_every_word_carries_its_ticket) {
-  auto queue = std::make_unique<agent_queue>();
-  agent_jobs jobs(queue.get());
+  auto queue = std::make_unique<delivery_queue>();
+  delivery_jobs jobs(queue.get());
   std::uint32_t counter = 0;
   unsigned char destination[8] = {};
   const unsigned char payload[5] = {1, 2, 3, 4, 5};
   const std::uint32_t number = jobs.copy_from_host(destination, payload, sizeof payload, &counter);
-  agent_job job{};
-  DCUDA_CHECK(agent_take_job(*queue, number, job));
-  DCUDA_CHECK(job.kind == agent_job_kind::copy_inline);
+  delivery_job job{};
+  DCUDA_CHECK(delivery_take_job(*queue, number, job));
+  DCUDA_CHECK(job.kind == delivery_job_kind::copy_inline);
   DCUDA_CHECK_EQ(job.bytes, 5u);
   DCUDA_CHECK_EQ(job.destination, reinterpret_cast<std::uint64_t>(destination));
   DCUDA_CHECK_EQ(job.counter, reinterpret_cast<std::uint64_t>(&counter));
   DCUDA_CHECK_EQ(std::memcmp(&job.source, payload, sizeof payload), 0);
   // One word still from the slot's previous lap (or half written): the job is not there yet.
-  for (std::uint32_t word = 0; word < agent_job_words; ++word) {
-    std::uint64_t& stored = queue->jobs[agent_slot(number)].words[word];
+  for (std::uint32_t word = 0; word < delivery_job_words; ++word) {
+    std::uint64_t& stored = queue->jobs[delivery_slot(number)].words[word];
     const std::uint64_t kept = stored;
-    stored =
-        stamped_word(static_cast<std::uint32_t>(kept), agent_ticket(number) - agent_queue_slots);
-    DCUDA_CHECK(!agent_take_job(*queue, number, job));
+    stored = stamped_word(static_cast<std::uint32_t>(kept),
+                          delivery_ticket(number) - delivery_queue_slots);
+    DCUDA_CHECK(!delivery_take_job(*queue, number, job));
     stored = kept;
   }
-  DCUDA_CHECK(agent_take_job(*queue, number, job));
-  DCUDA_CHECK(!agent_take_job(*queue, number + 1, job));  // nothing submitted there
+  DCUDA_CHECK(delivery_take_job(*queue, number, job));
+  DCUDA_CHECK(!delivery_take_job(*queue, number + 1, job));  // nothing submitted there
 }

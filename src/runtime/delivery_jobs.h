@@ -1,26 +1,26 @@
-// The host proxy's side of the delivery agent's queue (protocol/agent_queue.h): it submits copy
+// The host proxy's side of the delivery agent's queue (protocol/delivery_queue.h): it submits copy
 // jobs and learns which are finished. Only the proxy thread uses it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "dcuda/detail/protocol/agent_queue.h"
+#include "dcuda/detail/protocol/delivery_queue.h"
 
 namespace dcuda::runtime {
 
-class agent_jobs {
+class delivery_jobs {
  public:
   // `queue`: the host view of a queue the device state has zeroed for this run (null when the
   // kernel runs no agent: then no job may be submitted).
-  explicit agent_jobs(protocol::agent_queue* queue) : queue_(queue) {}
+  explicit delivery_jobs(protocol::delivery_queue* queue) : queue_(queue) {}
 
   // Whether `more` jobs can be submitted now.
   bool has_room(std::uint32_t more = 1) const;
 
   // Submit a job; returns its number. `counter`: a notification counter (device memory) the
   // agent adds one to after the data, or null. From host memory, copies of at most
-  // agent_inline_bytes travel in the job itself (the source may be reused at once).
+  // delivery_inline_bytes travel in the job itself (the source may be reused at once).
   std::uint32_t copy_from_host(void* destination, const void* source, std::size_t bytes,
                                std::uint32_t* counter = nullptr);
   std::uint32_t copy_from_device(void* destination, const void* source, std::size_t bytes);
@@ -34,9 +34,9 @@ class agent_jobs {
  private:
   std::uint32_t submit_copy(void* destination, const void* source, std::size_t bytes,
                             std::uint32_t* counter, bool source_on_host);
-  std::uint32_t submit(const protocol::agent_job& job);
+  std::uint32_t submit(const protocol::delivery_job& job);
 
-  protocol::agent_queue* queue_;
+  protocol::delivery_queue* queue_;
   std::uint32_t issued_ = 0;
 };
 

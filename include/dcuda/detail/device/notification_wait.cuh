@@ -1,0 +1,149 @@
+// The target's side of notifications: thread 0 reads the rank's counter (ranks of this GPU, the
+// delivery agent for the network) and takes the records of its peer rings
+// (detail/device/ring_poll.cuh), then acquires the notified data once.
+#pragma once
+
+#include "dcuda/detail/device/communicators.cuh"
+#include "dcuda/detail/device/ring_poll.cuh"
+#include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/detail/protocol/notification_counters.h"
+
+namespace dcuda::device {
+
+// Notifications of `tag` that have arrived at this rank. Relaxed loads: a poll loop calls this
+// many times; the caller issues one acquire load (acquire_notified_data) once it has seen enough.
+// Measured on an H100 (docs/performance.md): relaxed polling then one acquire load gave 0.89 us
+// one-way notify, acquire loads in the loop 1.01 us, relaxed polling then an acquire fence worse.
+__device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  // One counter for every path: ranks of this GPU, peer GPUs and the delivery agent (for the
+  // network) all add to it.
+  return protocol::device_atomic<std::uint32_t>(gst.notifications[index])
+      .load(cuda::memory_order_relaxed);
+}
+
+// Makes the data the notifying ranks published before their release visible to this thread
+// (and, through the block barrier that follows, to the block): an acquire load of the counters
+// whose relaxed reads showed enough.
+__device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  if (gst.process_count > 1) {
+    // Peer GPUs signal with system-scope releases; the acquire must have the same scope.
+    protocol::system_atomic<std::uint32_t>(gst.notifications[index])
+        .load(cuda::memory_order_acquire);
+  } else {
+    protocol::device_atomic<std::uint32_t>(gst.notifications[index])
+        .load(cuda::memory_order_acquire);
+  }
+}
+
+// After a test or wait that saw `arrived` on the counter of a rank with rings: makes the data of
+// the notifications the counter counts visible (one acquire load), unless no more have been
+// counted since the last such load, which made it `acquired` (records from the rings need none:
+// a fenced one was read with acquire when it was taken, a carried one brought its data; a wait
+// answered by them alone pays no load here).
+__device__ inline void acquire_counted_since(dcuda_state& gst, int tag, std::uint32_t arrived,
+                                             std::uint32_t acquired) {
+  if (arrived == acquired) return;
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  gst.counter_acquired[tag] = protocol::system_atomic<std::uint32_t>(gst.notifications[index])
+                                  .load(cuda::memory_order_acquire);
+}
+
+// The same for any rank (`has_rings`: gst.ring_peers != 0; without rings every wait acquires).
+__device__ inline void acquire_counted_data(dcuda_state& gst, int tag, std::uint32_t arrived,
+                                            bool has_rings) {
+  if (!has_rings) {
+    acquire_notified_data(gst, tag);
+    return;
+  }
+  acquire_counted_since(gst, tag, arrived, gst.counter_acquired[tag]);
+}
+
+// How many polls wait_on_one_ring makes itself before it hands the wait to spin_until (which
+// publishes a wait that lasts and takes the watchdog's abort): a few hundred microseconds.
+inline constexpr std::uint32_t tight_polls = 1024;
+
+// The wait for notifications of a rank with one ring (two GPUs in the node), thread 0 only:
+// every dependent step between a record's arrival and the wait's return is on the latency path
+// of the peer ping-pong, so the poll keeps what it needs in registers (the counter's and the head
+// slot's addresses, the ticket it expects, this tag's consumed count), examines one counter load
+// and one record load per poll, and leaves the bookkeeping of long waits to spin_until. Returns
+// true when the wait is over (its notifications consumed, their data acquired), false when it
+// hands the wait over to spin_until: after tight_polls polls, and when the head holds a record it
+// may not take yet (a payload for a window this rank does not know).
+__device__ inline bool wait_on_one_ring(dcuda_state& gst, int tag, std::uint32_t needed) {
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  std::uint32_t* counter = gst.notifications + index;
+  std::uint32_t consumed = gst.consumed[tag];
+  const std::uint32_t acquired = gst.counter_acquired[tag];
+  std::uint32_t polls = 0;
+  std::uint32_t arrived;
+  while (true) {
+    const std::uint32_t head = gst.ring_head[0];
+    const char* slot = ring_detail::head_slot(gst, 0);
+    protocol::ring_words words;
+    do {
+      if (++polls > tight_polls) return false;
+      arrived = protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
+      words = ring_detail::load_record(slot);
+      // Out of both loops to the one exit below (one copy of it, not two).
+      if (protocol::notifications_available(arrived, consumed, needed)) goto done;
+    } while (!protocol::ring_record_complete(words, head));
+    const ring_detail::taken_record took = ring_detail::take_loaded(gst, 0, slot, words);
+    if (!took.taken) return false;
+    if (took.tag == static_cast<std::uint32_t>(tag)) --consumed;
+    if (protocol::notifications_available(arrived, consumed, needed)) break;
+  }
+done:
+  acquire_counted_since(gst, tag, arrived, acquired);
+  gst.consumed[tag] = consumed + needed;
+  return true;
+}
+
+__device__ inline void check_notification_args(const dcuda_state& gst, protocol::call call, int tag,
+                                               int count) {
+  check_tag(gst, call, tag);
+  if (count < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, count);
+}
+
+// dcuda_test_notifications, thread 0: whether `needed` notifications of `tag` have arrived; when
+// they have, consumes them and acquires their data.
+__device__ inline bool take_arrived_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
+  const std::uint32_t arrived = arrived_notifications(gst, tag);
+  if (gst.ring_peers != 0u) poll_rings(gst);
+  const bool ready = protocol::notifications_available(arrived, gst.consumed[tag], needed);
+  if (ready) {
+    acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
+    gst.consumed[tag] += needed;
+  }
+  return ready;
+}
+
+// dcuda_wait_notifications, thread 0: waits until `needed` notifications of `tag` have arrived,
+// consumes them and acquires their data. With one ring, the tight poll first.
+__device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
+  const bool done = gst.ring_peers == 1u && wait_on_one_ring(gst, tag, needed);
+  if (!done) {
+    std::uint32_t arrived = 0;
+    spin_until(gst,
+               wait_description{protocol::call::wait_notifications,
+                                protocol::wait_kind::notifications, tag, needed},
+               [&](std::uint32_t& available) {
+                 // Issued before the rings' loads: one memory latency a poll.
+                 arrived = arrived_notifications(gst, tag);
+                 if (gst.ring_peers != 0u) poll_rings(gst);
+                 const std::uint32_t consumed = gst.consumed[tag];
+                 available = protocol::notifications_pending(arrived, consumed);
+                 return protocol::notifications_available(arrived, consumed, needed);
+               });
+    acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
+    gst.consumed[tag] += needed;
+  }
+}
+
+}  // namespace dcuda::device

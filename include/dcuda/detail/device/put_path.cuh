@@ -1,0 +1,222 @@
+// The path of dcuda_put and dcuda_put_notify: thread 0 checks the arguments and plans the route
+// before the entry barrier (plan_put); after it, the rank stores the data itself (a target on
+// this GPU or on a peer GPU of the node) or hands the operation to the host proxy (the network),
+// and thread 0 notifies.
+#pragma once
+
+#include "dcuda/detail/device/block_copy.cuh"
+#include "dcuda/detail/device/code_generation.cuh"
+#include "dcuda/detail/device/notify_path.cuh"
+#include "dcuda/detail/device/peer_ring.cuh"
+#include "dcuda/detail/device/ptx_instructions.cuh"
+#include "dcuda/detail/device/remote_send.cuh"
+#include "dcuda/detail/device/target_route.cuh"
+#include "dcuda/detail/device/tickets.cuh"
+#include "dcuda/detail/device/window_slots.cuh"
+
+namespace dcuda::device {
+
+// Stops the run with the precise complaint about a put whose arguments the fast check rejected.
+// Out of line: the fast path only computes one combined condition.
+// (Scalars, not the route: a reference would put the route in local memory on the fast path.)
+__device__ __noinline__ inline void report_bad_put(const dcuda_state& gst, protocol::call call,
+                                                   dcuda_win win, int rank, int offset, int size,
+                                                   const void* buffer,
+                                                   std::uint32_t remote_generation,
+                                                   std::uint64_t remote_size,
+                                                   std::uint64_t own_base, std::uint64_t own_size) {
+  if (remote_generation != protocol::window_generation(win)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, win, rank);
+  }
+  if (size < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
+  if (!protocol::range_inside_window(offset, size, remote_size)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside, offset, size,
+         static_cast<std::int64_t>(remote_size), rank);
+  }
+  const auto source = reinterpret_cast<std::uint64_t>(buffer);
+  fail(gst.ctx, gst.world_rank, call, protocol::error_code::source_outside_window,
+       static_cast<std::int64_t>(source), static_cast<std::int64_t>(own_base),
+       static_cast<std::int64_t>(own_size), size);
+}
+
+// Stops the run with the precise complaint about a put's tag, window or rank (the checks in
+// their order); returns when all are right. Out of line, like report_bad_put.
+__device__ __noinline__ inline void report_bad_target(const dcuda_state& gst, protocol::call call,
+                                                      dcuda_win win, int rank, int tag) {
+  check_tag(gst, call, tag);
+  const int slot = checked_window_slot(gst, call, win);
+  check_rank(gst, call, window_comm(gst, slot), rank);
+}
+
+// Whether a put's arguments are wrong, given whether its tag, window and rank are
+// (`target_known`) and the window entries of the target and of this rank. Window sizes are ints
+// (dcuda_win_create), so 32-bit arithmetic covers every valid range; (offset | size) < 0 catches
+// either being negative. One condition, so that the fast path tests it with one branch.
+__device__ inline bool put_arguments_bad(bool target_known, dcuda_win win, int offset, int size,
+                                         const void* buffer, const protocol::window_entry& remote,
+                                         const protocol::window_entry& own) {
+  const auto remote_size = static_cast<std::uint32_t>(remote.size);
+  const std::uint64_t source_offset = reinterpret_cast<std::uint64_t>(buffer) - own.base;
+  return !target_known || (offset | size) < 0 ||
+         remote.generation != protocol::window_generation(win) ||
+         static_cast<std::uint32_t>(offset) > remote_size ||
+         static_cast<std::uint32_t>(size) > remote_size - static_cast<std::uint32_t>(offset) ||
+         source_offset > own.size || static_cast<std::uint64_t>(size) > own.size - source_offset;
+}
+
+// Puts up to this size are made by thread 0 alone (thread_put), without a block barrier between
+// the copy and the notification.
+inline constexpr int single_thread_put_limit = 16;
+
+// Thread 0, before a put's entry barrier: checks the arguments, leaves the put's route in the
+// route cache (gst.cached_*), where every thread reads it after the barrier, and takes the ticket
+// of a latency path (returned; none otherwise).
+//
+// Why thread 0 alone, and before the barrier: the checks, the route and their window entries are
+// a dozen values. Computed by every thread, they would stay live across the block copy of a
+// large put in every thread, and a 1024-thread rank (64 registers) would spill its caller's
+// loop state to local memory around each put, which costs more than the payload at 64 KiB
+// (docs/performance.md, "The put path's registers"). Spills in thread 0's branch cost one lane.
+// Before the barrier, the checks and the ticket atomic's round trip overlap the wait for the
+// other threads. Nothing here reads the caller's buffer: the barrier orders the rank's stores to
+// it before the copy.
+//
+// The cache is keyed on the window and the rank argument; only thread 0 reads it before the
+// barrier and writes it, and every put ends with a block barrier after the other threads have
+// read it (put_along), so a write here never races their reads of the previous put's route.
+// Every field is read first and tested once: a test after each read would make each read wait
+// for the one before.
+__device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dcuda_win win,
+                                       int rank, int offset, int size, const void* buffer,
+                                       bool notify, int tag) {
+  const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
+  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
+  const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
+  // Bitwise, not short-circuit: every load is issued at once and one branch tests them all.
+  const bool target_known =
+      protocol::window_handle_well_formed(win) & ((gst.windows_in_use >> slot & 1u) != 0u) &
+      (gst.generation[slot] == protocol::window_generation(win)) &
+      (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks)) &
+      (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
+  const bool hit = win == owner_read(gst.cached_window) && rank == owner_read(gst.cached_rank);
+  target_route to{};
+  protocol::window_entry remote{};
+  protocol::window_entry own{};
+  if (hit) {
+    to = {owner_read(gst.put_route_cache.counters),
+          static_cast<protocol::route>(owner_read(gst.put_route_cache.path)),
+          {owner_read(gst.put_route_cache.ring), owner_read(gst.put_route_cache.ring_slot)}};
+    remote = {owner_read(gst.cached_target_base), owner_read(gst.cached_target_size),
+              protocol::window_generation(win), 0, 0};
+    own = {owner_read(gst.cached_own_base), owner_read(gst.cached_own_size), 0, 0, 0};
+  } else {
+    // The window table and the route table are indexed by the target: checked first.
+    if (!target_known) report_bad_target(gst, call, win, rank, tag);
+    const int target = window_target_rank(on_world, rank, gst.rank_start);
+    own = window_of(gst, slot, gst.world_rank);
+    remote = window_of(gst, slot, target);
+    to = route_to(gst, target);
+    // Cached before the checks below: a put that fails them stops the run.
+    gst.cached_window = win;
+    gst.cached_rank = rank;
+    cache_target_route(gst.put_route_cache, target, to);
+    gst.cached_target_base = remote.base;
+    gst.cached_target_size = remote.size;
+    gst.cached_own_base = own.base;
+    gst.cached_own_size = own.size;
+  }
+  if (put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
+    report_bad_target(gst, call, win, rank, tag);
+    report_bad_put(gst, call, win, rank, offset, size, buffer, remote.generation, remote.size,
+                   own.base, own.size);
+  }
+  held_ticket ticket{};
+  if (notify && to.path == protocol::route::peer && size <= protocol::ring_payload_limit &&
+      gst.peer_fence_owed == 0u) {
+    // The payload travels in the record (no fence).
+    ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails, to.ring.slot);
+  } else if (to.path == protocol::route::network && size <= protocol::compact_payload_bytes) {
+    ticket = take_channel_ticket(gst.commands);
+  } else {
+    return ticket;
+  }
+  // The payload's line into L1 (a prefetch returns no data, so nothing is read ahead of the
+  // barrier; the load after it then finds the line).
+  prefetch_l1(buffer);
+  return ticket;
+}
+
+// What plan_put cached for the put now under way (after its entry barrier).
+__device__ inline void* cached_destination(const dcuda_state& gst, int offset) {
+  return reinterpret_cast<void*>(gst.cached_target_base + static_cast<std::uint32_t>(offset));
+}
+__device__ inline protocol::operation_kind put_kind(bool notify) {
+  return notify ? protocol::operation_kind::put_notify : protocol::operation_kind::put;
+}
+
+// Thread 0, once the rank has stored a put's data at a target of the node (after the block
+// barrier, if every thread stored): the notification, which must not overtake the data, or, for
+// a plain put to another GPU, the fence the next record to a peer owes.
+__device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, bool notify,
+                                         int tag) {
+  if (notify) {
+    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true);
+  } else if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::peer)) {
+    gst.peer_fence_owed = 1;
+  }
+}
+
+// Thread 0's whole put of at most single_thread_put_limit bytes, after the entry barrier, along
+// the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU that took a ring
+// ticket carries its payload in the record; one to the network that took an entry ticket is a
+// compact entry; anything else is copied first and notified after.
+__device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_win win, int offset,
+                                  int size, const void* buffer, bool notify, int tag,
+                                  held_ticket ticket) {
+  const int slot = protocol::window_slot(win);
+  if (ticket.held && ticket.ring) {
+    const std::uint32_t payload = ring_detail::gather_payload(buffer, size);
+    ensure_ring_room(gst, call, gst.put_route_cache.ring_slot, ticket);
+    // Read after the (rarely taken) wait for room, so that the pointer is not held, and spilled,
+    // across that call.
+    write_ring_record(gst.put_route_cache.ring, ticket.ticket,
+                      carried_record(tag, payload, size, offset, slot));
+    return;
+  }
+  if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::network)) {
+    send_operation_alone(
+        gst, call,
+        operation_of(gst, put_kind(notify), gst.put_route_cache.target, slot, offset, size, tag),
+        buffer, ticket);
+    return;
+  }
+  thread_copy(cached_destination(gst, offset), buffer, size);
+  finish_stored_put(gst, call, notify, tag);
+}
+
+// A put or put_notify after its entry barrier, by every thread of the rank, along the route
+// plan_put left in the cache: stores by the rank itself, or a message to the proxy. Every path
+// ends with a block barrier (the put is complete on return: the caller may reuse its buffer),
+// which also ends the other threads' reads of the cache before thread 0 plans the next put.
+__device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_win win, int offset,
+                                 int size, const void* buffer, bool notify, int tag,
+                                 held_ticket ticket) {
+  if (size <= single_thread_put_limit) {
+    // The latency path: thread 0 stores and notifies; the barrier after it is off the critical
+    // path.
+    if (threadIdx.x == 0) thread_put(gst, call, win, offset, size, buffer, notify, tag, ticket);
+    __syncthreads();
+    return;
+  }
+  if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::network)) {
+    send_remote_operation(gst, call, put_kind(notify), gst.put_route_cache.target,
+                          protocol::window_slot(win), offset, size, buffer, tag);
+    return;
+  }
+  block_copy(cached_destination(gst, offset), buffer, static_cast<std::uint64_t>(size));
+  __syncthreads();
+  // Thread 0 notifies after the barrier, so the release covers every thread's stores.
+  if (threadIdx.x == 0) finish_stored_put(gst, call, notify, tag);
+}
+
+}  // namespace dcuda::device

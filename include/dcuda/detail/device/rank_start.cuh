@@ -1,0 +1,77 @@
+// What dcuda_gpu_init sets up in the rank's dcuda_state, and what dcuda_gpu_finish tells the host.
+#pragma once
+
+#include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/device/state.cuh"
+
+namespace dcuda::device {
+
+// Fills `gst` from the context (the copies of the context fields the calls need) and empties its
+// counts, caches and rings' heads: thread 0 the single fields, every thread a share of the
+// arrays. Ends with a block barrier. Called by every thread of the rank, after the entry barrier.
+__device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, int world_rank) {
+  if (threadIdx.x == 0) {
+    gst.ctx = dcuda;
+    gst.notifications = dcuda->device_notifications;
+    gst.windows = dcuda->windows;
+    gst.rank_routes = dcuda->rank_routes;
+    gst.commands = dcuda->commands;
+    gst.uses_network = dcuda->uses_network;
+    gst.node_barrier = dcuda->node_barrier;
+    gst.device_rank = static_cast<std::int32_t>(blockIdx.x);
+    gst.world_rank = world_rank;
+    gst.rank_start = dcuda->rank_start;
+    gst.world_size = dcuda->world_size;
+    gst.device_ranks = dcuda->device_ranks;
+    gst.process_count = dcuda->process_count;
+    gst.barrier_episode = 0;
+    gst.windows_in_use = 0;
+    gst.world_windows = 0;
+    gst.cached_window = -1;
+    gst.put_route_cache.target = -1;
+    gst.notify_route_cache.target = -1;
+    gst.acks_requested = 0;
+    gst.acks_awaited = 0;
+    gst.world_collectives = 0;
+    gst.waits_published = 0;
+    gst.record_writes = 0;
+    gst.broadcast = 0;
+    gst.ring_peers = dcuda->ring_peers;
+    gst.peer_fence_owed = 0;
+    if (dcuda->ring_peers != 0u) {
+      const protocol::ring_memory_layout layout{static_cast<std::uint32_t>(dcuda->device_ranks),
+                                                dcuda->ring_peers, dcuda->ring_slots};
+      gst.rings = dcuda->ring_memory + layout.ring(blockIdx.x, 0);
+      gst.ring_tails = reinterpret_cast<std::uint32_t*>(dcuda->ring_memory + layout.tails());
+      gst.ring_taken_here =
+          reinterpret_cast<const std::uint32_t*>(dcuda->ring_memory + layout.taken());
+      for (std::uint32_t peer = 0; peer < dcuda->ring_peers; ++peer) {
+        gst.ring_taken[peer] = dcuda->ring_taken[peer] + blockIdx.x;
+      }
+    }
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < protocol::tag_count; i += blockDim.x) {
+    gst.consumed[i] = 0;
+    gst.counter_acquired[i] = 0;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(protocol::max_peer_gpus);
+       i += blockDim.x) {
+    gst.ring_head[i] = 0;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
+    gst.generation[i] = 0;
+  }
+  __syncthreads();
+}
+
+// Thread 0, at the end of dcuda_gpu_finish: counts the rank as finished (the delivery agent
+// leaves when all have) and shows it as finished in the watchdog's reports.
+__device__ inline void mark_rank_finished(dcuda_state& gst) {
+  protocol::device_atomic<std::uint32_t>(*gst.ctx->finished_ranks)
+      .fetch_add(1u, cuda::memory_order_relaxed);
+  write_wait_record(
+      gst, wait_description{protocol::call::gpu_finish, protocol::wait_kind::finished, 0, 0}, 0,
+      gst.waits_published);
+}
+
+}  // namespace dcuda::device
