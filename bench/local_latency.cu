@@ -33,8 +33,8 @@ using namespace dcuda_bench;
 
 constexpr const char* benchmark = "local_latency";
 // Latency, not bandwidth: a small rank. How many fit (the all-ranks run) depends on the registers
-// the kernel needs (at most 128 per thread for 2 ranks per multiprocessor; docs/performance.md,
-// "Registers"); the table's title names the count.
+// the kernel needs (at most 128 per thread for 2 ranks per multiprocessor;
+// docs/notes/performance-history.md, "Registers"); the table's title names the count.
 constexpr int threads_per_rank = 256;
 
 // Round trips per repetition: 20000, fewer for large messages so that a repetition moves at

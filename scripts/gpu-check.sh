@@ -5,12 +5,12 @@
 #   $OUT/gpu-check.log         everything printed (gpu-check-<part>.log for DCUDA_CHECK_PART=<part>,
 #                              so that parts run one after another in one call keep their logs)
 #   $OUT/results/<bench>.json  benchmark results (copy them to bench/results/ and commit)
-# Usage on a lent GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
+# Usage on a GPU machine: DCUDA_COMMIT=<sha> bash scripts/gpu-check.sh, with the sha taken
 # on the submitting machine (the device copy of the tree has no .git).
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
 # DCUDA_TESTS_REGEX=<regex> gives ctest -R: only the tests it matches, then the sanitizer runs
 # (when a full run already passed and only a few tests changed).
-# DCUDA_CHECK_PART=apps runs the case studies (issues 4, 5) alone: their GPU tests (ctest -L apps),
+# DCUDA_CHECK_PART=apps runs the case studies alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
 # DCUDA_APPS_REPEATS the runs, all in one launch), then one process of each under
@@ -172,7 +172,7 @@ for tool in memcheck racecheck; do
 done
 rm -f "$OUT/sanitizer-case.log"
 
-# Across GPUs (issue 3): the multi-GPU suite under compute-sanitizer, once per path. memcheck only
+# Across GPUs: the multi-GPU suite under compute-sanitizer, once per path. memcheck only
 # knows memory mapped before a kernel starts, so under memcheck the cases share their window
 # memory first (dcuda_host_share_memory; DCUDA_TEST_SHARE_WINDOWS, tests/multi_gpu); racecheck
 # runs them as they are, windows mapped while the kernel runs. On one GPU its 2 processes share
@@ -249,12 +249,12 @@ if wanted barrier_latency; then
   done
 fi
 
-# Issue 5's scaling benchmarks, on every GPU of the machine (3 or more): all-to-all bandwidth with
+# The scaling benchmarks, on every GPU of the machine (3 or more): all-to-all bandwidth with
 # every rank sending, and the peer latency between the first and the last GPU (one pair of an
 # NVSwitch machine is as far apart as any; CUDA_VISIBLE_DEVICES picks it).
 if [ "$gpus" -ge 3 ]; then
   if wanted alltoall_bandwidth; then
-    # 2, 4 and every GPU: the same schedule on each count, the scaling curve issue 5 asks for.
+    # 2, 4 and every GPU: the same schedule on each count: a scaling curve.
     for count in 2 4 "$gpus"; do
       [ "$count" -le "$gpus" ] && [ ! -d "$OUT/results/alltoall-$count" ] || continue
       step "benchmark alltoall_bandwidth ($count processes)"

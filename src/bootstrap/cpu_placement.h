@@ -1,7 +1,7 @@
 // Where this process may run, for DCUDA_VERBOSE. The host proxy is a thread that spins (the
 // network path's latency, runtime/polling_thread.h); a launcher that binds each process to one
 // CPU (Open MPI binds to a core by default with 2 processes) makes it share that CPU with the
-// application's threads, which costs the network path about 0.3 us per operation on the lent
+// application's threads, which costs the network path about 0.3 us per operation on the
 // H200s (bench/results/h200x2/experiments/network-placement).
 #pragma once
 

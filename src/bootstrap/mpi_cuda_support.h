@@ -1,4 +1,4 @@
-// Whether the MPI library takes device buffers (issue 3: "ask it: MPIX_Query_cuda_support()").
+// Whether the MPI library takes device buffers (MPIX_Query_cuda_support() where MPI has it).
 // Open MPI answers through its extension header; other MPIs that do not declare the query are
 // taken as not CUDA-aware. dcuda stages every network payload through pinned host memory either
 // way: a direct device-buffer path is future work (docs/design.md "Across GPUs and nodes"), so

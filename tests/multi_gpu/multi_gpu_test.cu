@@ -1,4 +1,4 @@
-// dcuda across processes, one GPU each (issue 3), under mpirun: every case runs in every
+// dcuda across processes, one GPU each, under mpirun: every case runs in every
 // process. CTest runs the suite on the peer path (world barriers met on the GPUs), on the peer
 // path with DCUDA_HOST_WORLD_BARRIER=1 (world barriers through the hosts), and with
 // DCUDA_FORCE_NETWORK=1 on the network path (host proxies and MPI). Every byte that travels is

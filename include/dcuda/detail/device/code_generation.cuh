@@ -17,7 +17,7 @@ __device__ inline T owner_read(const T& field) {
 // instruction): what a dcuda call derives from its arguments is then computed in the call, not
 // once before a loop that calls it with the same arguments, where it would stay live across the
 // whole loop and spill to local memory, whose loads then sit on the latency path
-// (docs/performance.md, "Peer latency").
+// (docs/notes/performance-history.md, "Peer latency").
 // One asm for all of a call's arguments (separate ones would order the values among themselves).
 __device__ inline void opaque_arguments(int& a, int& b) {
   asm volatile("" : "+r"(a), "+r"(b));

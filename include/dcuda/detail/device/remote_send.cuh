@@ -100,7 +100,7 @@ __device__ inline bool sent_by_thread_zero(protocol::operation_kind kind, int si
 // copies. `early`: the entry's ticket from take_channel_ticket, taken only for an operation that
 // fits a compact entry (fits_compact_entry). Out of line, as everything on the network path:
 // inlined at every put and notify, its code sat between the instructions of the paths within a
-// node and made them miss the instruction cache (docs/performance.md, "Code size").
+// node and made them miss the instruction cache (docs/notes/performance-history.md, "Code size").
 __device__ __noinline__ inline void send_operation_alone(dcuda_state& gst, protocol::call call,
                                                          const protocol::remote_operation& op,
                                                          const void* buffer, held_ticket early) {

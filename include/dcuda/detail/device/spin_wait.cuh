@@ -48,7 +48,7 @@ struct long_wait {
 // waits for (again when it makes progress, and every 100 ms), and stops the kernel when the host
 // watchdog asks. Out of line and shared by every wait: inlined into each of them, this rarely
 // run code sat between the fast paths' instructions and made them miss the instruction cache
-// (docs/performance.md, "Code size").
+// (docs/notes/performance-history.md, "Code size").
 __device__ __noinline__ inline void note_long_wait(dcuda_state& gst, wait_description what,
                                                    std::uint32_t available, long_wait& wait) {
   const dcuda_context* ctx = gst.ctx;
