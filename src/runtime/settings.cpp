@@ -101,7 +101,7 @@ constexpr const char* other_known_variables[] = {
     // Read by dcuda's scripts, test suite and benchmarks, not by the library.
     "DCUDA_APPS", "DCUDA_APPS_REPEATS", "DCUDA_APPS_SANITIZERS", "DCUDA_APPS_SANITIZER_PROCESSES",
     "DCUDA_APPS_STEPS", "DCUDA_BENCH_MAX_SIZE", "DCUDA_BENCH_ONLY", "DCUDA_BENCH_RESULTS",
-    "DCUDA_CHECK_TRACE", "DCUDA_CMAKE_ARGS", "DCUDA_COMMIT", "DCUDA_NVSHMEM_RESULT", "DCUDA_PREFIX",
+    "DCUDA_CHECK_PART", "DCUDA_CHECK_TRACE", "DCUDA_CMAKE_ARGS", "DCUDA_COMMIT", "DCUDA_NVSHMEM_RESULT", "DCUDA_PREFIX",
     "DCUDA_TESTS_REGEX", "DCUDA_TEST_SHARE_GPUS", "DCUDA_TEST_SHARE_WINDOWS",
     // CMake options and cache variables: not run-time settings, but harmless in the environment.
     "DCUDA_BUILD_APPS", "DCUDA_BUILD_BENCH", "DCUDA_BUILD_EXAMPLES", "DCUDA_BUILD_TESTS",
