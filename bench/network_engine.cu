@@ -1,7 +1,7 @@
 // network_engine: thesis table 5.3 (what the network costs the host proxies): MPI between the 2
 // processes of `mpirun -np 2 network_engine`, one per GPU, with the payload in device memory
 // staged through pinned host memory, as dcuda's MPI engine moves it when MPI is not CUDA-aware
-// (DESIGN.md section 3), against the same messages from host buffers. A pure reference program:
+// (docs/performance.md), against the same messages from host buffers. A pure reference program:
 // no dcuda kernel runs. Each process uses the GPU dcuda would give it: its index among the
 // processes of its node.
 //

@@ -49,7 +49,7 @@ namespace {
 using namespace dcuda_bench;
 
 constexpr const char* benchmark = "remote_latency";
-// One rank per GPU; as NVSHMEM's anchor (DESIGN.md section 3) and the reference, 512 threads.
+// One rank per GPU; as NVSHMEM's anchor and the reference, 512 threads.
 constexpr int threads_per_rank = 512;
 
 enum class path { peer, network };

@@ -30,7 +30,7 @@ TEXT_SUFFIXES = (".md", ".h", ".cuh", ".cu", ".cpp", ".hpp", ".c", ".py", ".sh",
 ANYWHERE = [
     ("tracker number", re.compile(r"\bissues?[\s_-]*#?\d+", re.IGNORECASE)),
     ("tracker number", re.compile(r"(?<![\w&])#\d{1,4}\b(?!\s*(include|define|pragma))")),
-    ("path outside the repository", re.compile(r"\.\./shared\b|/work/|shared/reference")),
+    ("path outside the repository", re.compile(r"\.\./shared\b|/work/|shared/reference|\bDESIGN\.md\b")),
     ("remark about the machines at hand",
      re.compile(r"\b(device[- ]minutes?|device time|lent|withheld|no GPU time|"
                 r"(this|next|earlier|previous|last) session)\b", re.IGNORECASE)),

@@ -1,4 +1,4 @@
-// Output of the dcuda benchmarks (DESIGN.md section 5): OSU-style tables on standard output, each
+// Output of the dcuda benchmarks: OSU-style tables on standard output, each
 // figure beside its reference measured in the same run, and one JSON file per benchmark.
 //
 //   # dcuda local_latency: notified access (dcuda_put_notify + dcuda_wait_notifications), ...

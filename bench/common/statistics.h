@@ -7,7 +7,7 @@
 
 namespace dcuda_bench {
 
-// Repetitions of each measurement (at least 5, DESIGN.md section 5); odd, so the median is one
+// Repetitions of each measurement (at least 5); odd, so the median is one
 // of the measured values.
 inline constexpr int repetitions = 7;
 

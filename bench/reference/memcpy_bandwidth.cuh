@@ -1,5 +1,5 @@
 // Reference of local_bandwidth: cudaMemcpyAsync device to device, the copy every CUDA program
-// can make (DESIGN.md section 3: 2130 GB/s payload for 1 GiB on an H200). Copies of one size
+// can make (2130 GB/s payload for 1 GiB on an H200). Copies of one size
 // run back to back between two CUDA events; the figure is payload bytes / time (1 GB = 1e9 B),
 // the median over the repetitions.
 #pragma once

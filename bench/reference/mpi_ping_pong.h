@@ -1,5 +1,5 @@
-// Reference of the network path: MPI between the 2 processes of a benchmark, OSU style (DESIGN.md
-// section 3: OpenMPI 4.1.6, host buffers, one node: 0.44 / 1.0 / 5.2 us one way for 4 B /
+// Reference of the network path: MPI between the 2 processes of a benchmark, OSU style (Open MPI
+// 4.1.6, host buffers, one node: 0.44 / 1.0 / 5.2 us one way for 4 B /
 // 1 KiB / 16 KiB). Host code.
 //
 //   latency    ping-pong of `size`-byte messages (MPI_Send / MPI_Recv); one way = round trip / 2

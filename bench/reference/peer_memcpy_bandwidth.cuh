@@ -1,5 +1,5 @@
 // Reference of remote_bandwidth (peer path): what cudaMemcpyPeer moves from GPU 0 to GPU 1
-// (DESIGN.md section 3: 396 GB/s on 2 H200s). Process 0 queues cudaMemcpyAsync copies from a
+// (396 GB/s on 2 H200s). Process 0 queues cudaMemcpyAsync copies from a
 // buffer on its GPU into the buffer of process 1's GPU, mapped with CUDA IPC: a device-to-device
 // copy between the two GPUs by the copy engines over NVLink, as cudaMemcpyPeerAsync makes it,
 // without process 0 opening a context on the other GPU (which would also take memory there and

@@ -81,7 +81,7 @@ device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
 
 void device_buffers::set_rank_routes(std::vector<protocol::rank_route> routes) {
   if (routes.size() != rank_routes_.size()) {
-    throw dcuda::runtime::error("device_state: " + std::to_string(routes.size()) + " routes for " +
+    throw dcuda::runtime::error("device_buffers: " + std::to_string(routes.size()) + " routes for " +
                                 std::to_string(rank_routes_.size()) + " world ranks");
   }
   for (int r = 0; r < shape_.device_ranks; ++r) {
@@ -108,7 +108,7 @@ void device_buffers::set_rings(const ring_wiring& rings) {
                        : reinterpret_cast<std::uint64_t*>(rings.memory + rings.layout.board());
   const std::vector<std::uint32_t*>& taken = rings.taken;
   if (taken.size() != context_.ring_peers) {
-    throw dcuda::runtime::error("device_state: " + std::to_string(taken.size()) +
+    throw dcuda::runtime::error("device_buffers: " + std::to_string(taken.size()) +
                                 " ring positions for " + std::to_string(context_.ring_peers) +
                                 " rings");
   }
@@ -122,7 +122,7 @@ void device_buffers::set_rings(const ring_wiring& rings) {
 
 void device_buffers::set_node_barrier(const std::vector<std::uint64_t*>& board_out) {
   if (board_out.size() != context_.ring_peers || board_out.empty()) {
-    throw dcuda::runtime::error("device_state: " + std::to_string(board_out.size()) +
+    throw dcuda::runtime::error("device_buffers: " + std::to_string(board_out.size()) +
                                 " board words for " + std::to_string(context_.ring_peers) +
                                 " rings");
   }

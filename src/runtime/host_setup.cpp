@@ -35,8 +35,8 @@ int select_device(const std::optional<int>& chosen,
   if (status == cudaErrorNoDevice) {
     cudaGetLastError();  // no GPU is an answer here: choose_gpu says so
     count = 0;
-  } else {
-    DCUDA_CUDA_CHECK(status);
+  } else if (status != cudaSuccess) {
+    throw_cuda_error(status, "cudaGetDeviceCount(&count)");
   }
   const int local_index = job ? job->local_index : 0;
   const bootstrap::gpu_choice choice = bootstrap::choose_gpu(local_index, count, chosen);

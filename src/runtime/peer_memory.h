@@ -1,4 +1,4 @@
-// Device memory shared between the processes of a node (CUDA IPC, DESIGN.md section 3): a
+// Device memory shared between the processes of a node (CUDA IPC): a
 // process exports the allocation behind a pointer; a peer opens it once and keeps it mapped
 // until the mapping object goes away.
 #pragma once

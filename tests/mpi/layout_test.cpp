@@ -85,7 +85,7 @@ DCUDA_TEST(mpi_cuda_support_is_asked_and_reported) {
   DCUDA_CHECK(!support.queried);
   DCUDA_CHECK(line.find("unknown") != std::string::npos);
 #endif
-  // The image's and CI's Open MPI are not CUDA-aware (DESIGN.md section 3); a CUDA-aware build
+  // The image's and CI's Open MPI are not CUDA-aware; a CUDA-aware build
   // answers yes above, which is why this case checks consistency, not a fixed answer.
 }
 

@@ -1,4 +1,4 @@
-// Device -> host channel: one multi-producer, single-consumer ring per GPU (DESIGN.md section 3).
+// Device -> host channel: one multi-producer, single-consumer ring per GPU (docs/design.md).
 //
 // Who writes what:
 //   ticket          device memory, producers only (atomic fetch_add reserves entries)

@@ -1,4 +1,4 @@
-// How a rank reaches another (DESIGN.md section 3): on its own GPU by device stores and
+// How a rank reaches another (docs/design.md, "Across GPUs and nodes"): on its own GPU by device stores and
 // device-scope atomics; on a GPU of another process of the node by peer stores over NVLink/PCIe
 // and system-scope atomics into memory mapped with CUDA IPC; anywhere else through the host
 // proxies and the network engine. The runtime decides the path per pair of processes at
