@@ -80,11 +80,10 @@ process_survey survey_processes(const bootstrap::process_layout* job, MPI_Comm w
     survey.delivery_agent = false;
     routes[0] = static_cast<std::uint8_t>(protocol::route::local);
   } else {
-    DCUDA_MPI_CHECK(MPI_Gather(&mine, sizeof mine, MPI_BYTE, rows.data(), sizeof mine, MPI_BYTE, 0,
-                               world));
-    int all_have_gpus = device ? 1 : 0;
     DCUDA_MPI_CHECK(
-        MPI_Allreduce(MPI_IN_PLACE, &all_have_gpus, 1, MPI_INT, MPI_MIN, world));
+        MPI_Gather(&mine, sizeof mine, MPI_BYTE, rows.data(), sizeof mine, MPI_BYTE, 0, world));
+    int all_have_gpus = device ? 1 : 0;
+    DCUDA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all_have_gpus, 1, MPI_INT, MPI_MIN, world));
     if (all_have_gpus == 0) {
       survey.paths_unknown = "some process has no CUDA GPU";
     } else {

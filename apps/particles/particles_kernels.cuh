@@ -28,7 +28,8 @@ __device__ inline void record_error(run_error* error, error_kind kind, int segme
 // blockDim.x * particles_per_thread of them (a segment of the default size, about 990, in one pass
 // with 512 threads holding 2 each, or 256 threads holding 4). PARTICLES_PER_THREAD builds
 // another count, for every version alike; four in 256-thread blocks was measured slower than two
-// in 512-thread blocks for every version (docs/notes/case-studies-experiments.md, "The particles' last warp").
+// in 512-thread blocks for every version (docs/notes/case-studies-experiments.md, "The particles'
+// last warp").
 #ifndef PARTICLES_PER_THREAD
 #define PARTICLES_PER_THREAD 2
 #endif

@@ -1,8 +1,8 @@
-// Probe behind the peer path's small-message latency (docs/notes/performance-history.md, "Peer latency"): what
-// each way of publishing a notification to the other GPU costs, one way, in a ping-pong between
-// one block on each of two GPUs of one process (peer access enabled). Each variant changes only
-// how thread 0 signals and how the receiver polls; everything else is the same loop. Not part of
-// the build:
+// Probe behind the peer path's small-message latency (docs/notes/performance-history.md, "Peer
+// latency"): what each way of publishing a notification to the other GPU costs, one way, in a
+// ping-pong between one block on each of two GPUs of one process (peer access enabled). Each
+// variant changes only how thread 0 signals and how the receiver polls; everything else is the same
+// loop. Not part of the build:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o peer_signal_probe bench/probes/peer_signal_probe.cu
 // Result on 2 H200s: bench/results/h200x2/experiments/peer-signal-probe.log.
 #include <cuda_runtime.h>

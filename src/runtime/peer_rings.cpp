@@ -76,8 +76,7 @@ peer_rings::peer_rings(const process_paths& paths, const bootstrap::rank_layout&
     if (!paths.reach_as_peers(me, p)) continue;
     char* memory = mapped(p);
     if (memory == nullptr)
-      throw error("peer_rings: the ring memory of process " + std::to_string(p) +
-                  " is not mapped");
+      throw error("peer_rings: the ring memory of process " + std::to_string(p) + " is not mapped");
     board_out_.push_back(reinterpret_cast<std::uint64_t*>(memory + geometry.layout(p).board()) +
                          geometry.ring_peer_index(p, me));
   }

@@ -146,8 +146,8 @@ class mpi_engine {
   // The payload chunks of held headers, claimed (MPI_Improbe) as they arrive. Left unclaimed
   // they would wait in MPI's unexpected-message queue, which every receive posted for the next
   // header scans from the front: with thousands of operations held (a delivery agent slower than
-  // the link) each header cost hundreds of microseconds (docs/notes/performance-history.md, "The all-ranks
-  // network stall").
+  // the link) each header cost hundreds of microseconds (docs/notes/performance-history.md, "The
+  // all-ranks network stall").
   std::vector<std::deque<MPI_Message>> claimed_;  // per source, in arrival order
   std::vector<long long> chunks_owed_;  // per source: chunks of held headers not yet claimed
   header_message header_buffer_{};
