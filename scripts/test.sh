@@ -16,7 +16,9 @@ mpi_environment mpiexec
 bash scripts/install.sh -DDCUDA_BUILD_TESTS=ON -DDCUDA_BUILD_BENCH=ON -DDCUDA_BUILD_APPS=ON \
   -DDCUDA_WARNINGS_AS_ERRORS=ON -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec)"
 build/tests/gpu/gpu_tests --gpu-status
-ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+summary_dir=$(mktemp -d)
+trap 'rm -rf "$summary_dir"' EXIT
+ctest --test-dir build --output-on-failure -j "$(nproc)" --output-junit "$summary_dir/main.xml" "$@"
 
 echo "test.sh: the MPI tests under MPICH (build-mpich/)"
 if ! command -v mpiexec.mpich >/dev/null || ! command -v mpicxx.mpich >/dev/null; then
@@ -44,4 +46,22 @@ if ! grep -q "dcuda tests: MPI library: MPICH" <<<"$configured"; then
 fi
 grep "dcuda tests:" <<<"$configured"
 cmake --build build-mpich --target mpi_tests mpi_dies_early
-ctest --test-dir build-mpich --output-on-failure -j "$(nproc)" -L mpi -LE gpu
+ctest --test-dir build-mpich --output-on-failure -j "$(nproc)" -L mpi -LE gpu \
+  --output-junit "$summary_dir/mpich.xml"
+
+# One closing line for both runs (each ctest stopped the script above if anything failed).
+python3 - "$summary_dir"/main.xml "$summary_dir"/mpich.xml <<'PY'
+import sys
+import xml.etree.ElementTree as tree
+passed = failed = skipped = 0
+for name in sys.argv[1:]:
+    for case in tree.parse(name).getroot().iter("testcase"):
+        status = case.get("status", "")
+        if status == "run":
+            passed += 1
+        elif status in ("notrun", "disabled"):
+            skipped += 1
+        else:
+            failed += 1
+print(f"test.sh: {passed} passed, {failed} failed, {skipped} skipped")
+PY
