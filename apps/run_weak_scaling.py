@@ -21,20 +21,37 @@ import datetime
 import json
 import os
 import statistics
+import shlex
 import subprocess
 import sys
 import time
 
 VERSIONS = ["dcuda", "mpi", "nccl"]
-MPIRUN_OPTIONS = ["--allow-run-as-root", "--bind-to", "none", "--oversubscribe",
-                  "--mca", "btl_vader_single_copy_mechanism", "none"]
+# The launcher and its options: MPIEXEC and MPIEXEC_PREFLAGS from the environment (as CMake's
+# variables of the same names), else mpirun; for Open MPI the options scripts/mpi_launcher.sh
+# gives (--oversubscribe --bind-to none, and --allow-run-as-root as root).
+LAUNCHER = os.environ.get("MPIEXEC", "mpirun")
+
+
+def launcher_options():
+    if "MPIEXEC_PREFLAGS" in os.environ:
+        return shlex.split(os.environ["MPIEXEC_PREFLAGS"])
+    try:
+        version = subprocess.run([LAUNCHER, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    if "Open MPI" not in version and "OpenRTE" not in version:
+        return []
+    os.environ.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    options = ["--oversubscribe", "--bind-to", "none"]
+    return (["--allow-run-as-root"] if os.geteuid() == 0 else []) + options
 # A run takes seconds; one that hangs must not eat a device call (dcuda's own waits time out too).
 RUN_TIMEOUT_S = 180
 
 
 def launch(program, gpus, runs, extra):
     """One launch of `runs` runs; their results."""
-    command = (["mpirun", "-np", str(gpus)] + MPIRUN_OPTIONS +
+    command = ([LAUNCHER, "-np", str(gpus)] + launcher_options() +
                [program, "--check", "0", "--runs", str(runs)] + extra)
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -7,6 +7,9 @@
 # bench/compare_latency.py prints every row's median per build with its spread (min-max).
 # remote_latency needs 2 GPUs; with one it is left out.
 set -uo pipefail
+source "$(dirname "$0")/mpi_launcher.sh"
+mpi_environment mpiexec
+read -r -a launch_flags <<<"$(mpi_preflags mpiexec)"
 base="$1"; new="$2"; out="$3"; rounds="${4:-3}"
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
 status=0
@@ -18,8 +21,7 @@ for round in $(seq 1 "$rounds"); do
     "$dir/local_latency" --out "$target" > "$target/local_latency.txt" 2>&1 || status=1
     if [ "$gpus" -ge 2 ]; then
       echo "=== round $round, $build: remote_latency"
-      mpirun -np 2 --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none \
-        "$dir/remote_latency" --out "$target" > "$target/remote_latency.txt" 2>&1 || status=1
+      mpiexec -np 2 "${launch_flags[@]}" "$dir/remote_latency" --out "$target" > "$target/remote_latency.txt" 2>&1 || status=1
     fi
   done
 done

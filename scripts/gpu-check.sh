@@ -59,6 +59,11 @@ step "build"
 # The tests take the launcher's options from CMake (scripts/mpi_launcher.sh says which).
 source scripts/mpi_launcher.sh
 mpi_environment mpiexec
+# Every MPI launch of this script: `launch N program args` (the launcher's own options from
+# scripts/mpi_launcher.sh, none for MPICH); settings for the processes are exported in a subshell
+# around it, since every launcher passes its environment on to the processes on this node.
+read -r -a launch_flags <<<"$(mpi_preflags mpiexec)"
+launch() { local processes=$1; shift; mpiexec -np "$processes" "${launch_flags[@]}" "$@"; }
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/install" \
   -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec)" \
   -DDCUDA_MULTI_GPU_PROCESSES="$multi_gpu_processes" -DDCUDA_WARNINGS_AS_ERRORS=ON ${DCUDA_CMAKE_ARGS:-} \
@@ -88,9 +93,7 @@ if [ "$part" = apps ]; then
       [ -x "build/apps/$app/${app}_dcuda" ] || continue
       for count in 1 "$gpus"; do
         step "case studies: $app, dcuda, where the ranks' time goes ($count GPU(s))"
-        mpirun -np "$count" --allow-run-as-root --bind-to none \
-          --mca btl_vader_single_copy_mechanism none "build/apps/$app/${app}_dcuda" --check 0 \
-          --phases 1 || status=1
+        launch "$count" "build/apps/$app/${app}_dcuda" --check 0 --phases 1 || status=1
         [ "$gpus" -gt 1 ] || break
       done
     done
@@ -118,11 +121,10 @@ if [ "$part" = apps ]; then
         app=$(basename "$(dirname "$program")")
         [ -f "apps/$app/small.args" ] || continue
         # shellcheck disable=SC2046 # small.args holds the options, split on purpose
-        if mpirun -np "$processes" --allow-run-as-root --bind-to none --oversubscribe \
-             --mca btl_vader_single_copy_mechanism none -x DCUDA_RANKS_PER_DEVICE=16 \
-             -x DCUDA_WAIT_TIMEOUT=120 compute-sanitizer --tool "$tool" --error-exitcode 86 \
+        if (export DCUDA_RANKS_PER_DEVICE=16 DCUDA_WAIT_TIMEOUT=120
+            launch "$processes" compute-sanitizer --tool "$tool" --error-exitcode 86 \
              "$program" $(cat "apps/$app/small.args") --iterations 3 --warmup 1 --check 1 \
-             --runs 2 > "$OUT/sanitizer-app.log" 2>&1 &&
+             --runs 2) > "$OUT/sanitizer-app.log" 2>&1 &&
            [ "$(grep -c "check passed" "$OUT/sanitizer-app.log")" -eq 2 ]; then
           echo "$tool PASS $program ($processes process(es))"
           grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-app.log" | sort | uniq -c
@@ -137,8 +139,6 @@ if [ "$part" = apps ]; then
   finish
 fi
 # --bind-to none: each process's host proxy spins on a thread of its own (README, "Several GPUs").
-mpirun_gpus=(mpirun -np 2 --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
-mpirun_all_gpus=(mpirun -np "$multi_gpu_processes" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none)
 if [ "$part" != bench ]; then
 step "ctest (CPU and GPU tests, one at a time: GPU tests use the whole GPU)${DCUDA_TESTS_REGEX:+, only those matching $DCUDA_TESTS_REGEX}"
 ctest --test-dir build --output-on-failure -j 1 ${DCUDA_TESTS_REGEX:+-R "$DCUDA_TESTS_REGEX"} || status=1
@@ -182,9 +182,10 @@ for tool in memcheck racecheck; do
   share=0; [ "$tool" = memcheck ] && share=1
   for force in 0 1; do
     step "compute-sanitizer --tool $tool, $multi_gpu_processes processes, DCUDA_FORCE_NETWORK=$force, DCUDA_TEST_SHARE_WINDOWS=$share, DCUDA_TEST_SHARE_GPUS=$share_gpus"
-    if "${mpirun_all_gpus[@]}" -x DCUDA_FORCE_NETWORK=$force -x DCUDA_WAIT_TIMEOUT=300 -x DCUDA_TEST_SHARE_WINDOWS=$share \
-         -x DCUDA_TEST_SHARE_GPUS=$share_gpus \
-         compute-sanitizer --tool "$tool" --error-exitcode 86 build/tests/multi_gpu/multi_gpu_tests \
+    if (export DCUDA_FORCE_NETWORK=$force DCUDA_WAIT_TIMEOUT=300 DCUDA_TEST_SHARE_WINDOWS=$share \
+          DCUDA_TEST_SHARE_GPUS=$share_gpus DCUDA_ALLOW_SHARED_GPUS=$share_gpus
+        launch "$multi_gpu_processes" \
+         compute-sanitizer --tool "$tool" --error-exitcode 86 build/tests/multi_gpu/multi_gpu_tests) \
          > "$OUT/sanitizer-multi.log" 2>&1; then
       echo "$tool PASS multi_gpu_tests (force network $force)"; grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-multi.log" | sort | uniq -c
     else
@@ -220,14 +221,14 @@ if [ "$gpus" -ge 2 ]; then
     wanted "$bench" || continue
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then
-      "${mpirun_gpus[@]}" -x DCUDA_COMMIT -x DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" \
+      DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" launch 2 \
         "build/bench/$bench" --out "$OUT/results" || status=1
       if [ "$bench" = remote_latency ] && [ -n "${DCUDA_CHECK_TRACE:-}" ]; then
         # Where the network path's time goes (its last run: notify), in a run of its own: the
         # trace costs about 0.6 us per network operation (experiments/network-trace-cost), so
         # the figures above are measured without it and this run's are discarded.
         step "benchmark remote_latency again, with DCUDA_NETWORK_TRACE (figures discarded)"
-        "${mpirun_gpus[@]}" -x DCUDA_COMMIT -x DCUDA_NETWORK_TRACE="$OUT/network-trace" \
+        DCUDA_NETWORK_TRACE="$OUT/network-trace" launch 2 \
           "build/bench/$bench" --out "$OUT/traced" > /dev/null || status=1
         python3 scripts/network_trace.py "$OUT/network-trace" || status=1
         rm -rf "$OUT"/network-trace.*.csv "$OUT/traced"
@@ -244,8 +245,7 @@ if wanted barrier_latency; then
   [ "$gpus" -ge 2 ] && counts="1 $gpus"
   for count in $counts; do
     step "benchmark barrier_latency ($count process(es))"
-    mpirun -np "$count" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none \
-      -x DCUDA_COMMIT build/bench/barrier_latency --out "$OUT/results/barrier-$count" || status=1
+    launch "$count" build/bench/barrier_latency --out "$OUT/results/barrier-$count" || status=1
   done
 fi
 
@@ -258,13 +258,13 @@ if [ "$gpus" -ge 3 ]; then
     for count in 2 4 "$gpus"; do
       [ "$count" -le "$gpus" ] && [ ! -d "$OUT/results/alltoall-$count" ] || continue
       step "benchmark alltoall_bandwidth ($count processes)"
-      mpirun -np "$count" --allow-run-as-root --bind-to none --mca btl_vader_single_copy_mechanism none \
-        -x DCUDA_COMMIT build/bench/alltoall_bandwidth --out "$OUT/results/alltoall-$count" || status=1
+      launch "$count" build/bench/alltoall_bandwidth --out "$OUT/results/alltoall-$count" ||
+        status=1
     done
   fi
   if wanted remote_latency_far; then
     step "benchmark remote_latency between GPU 0 and GPU $((gpus - 1))"
-    "${mpirun_gpus[@]}" -x DCUDA_COMMIT -x CUDA_VISIBLE_DEVICES="0,$((gpus - 1))" \
+    CUDA_VISIBLE_DEVICES="0,$((gpus - 1))" launch 2 \
       build/bench/remote_latency --out "$OUT/results/far-pair" || status=1
   fi
 fi
@@ -272,7 +272,7 @@ fi
 # The MPI engine alone, on the CPU (2 processes, no GPU used).
 if wanted engine_backlog; then
   step "benchmark engine_backlog (2 processes, CPU only)"
-  "${mpirun_gpus[@]}" -x DCUDA_COMMIT build/bench/engine_backlog --out "$OUT/results" || status=1
+  launch 2 build/bench/engine_backlog --out "$OUT/results" || status=1
 fi
 
 fi  # bench
