@@ -24,7 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 if ! command -v nvcc >/dev/null; then
   echo "install.sh: the CUDA toolkit (nvcc) was not found in PATH or /usr/local/cuda/bin;" >&2
-  echo "            dcuda needs CUDA 12.4 or newer to build (its tests skip without a GPU)." >&2
+  echo "            dcuda needs CUDA 12.8 or newer to build (its tests skip without a GPU)." >&2
   exit 1
 fi
 
