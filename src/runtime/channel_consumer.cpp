@@ -13,8 +13,8 @@ std::optional<channel_message> channel_consumer::try_take() {
   if (first->type == static_cast<std::uint16_t>(protocol::message_type::remote_operation_compact)) {
     return try_take_compact();
   }
-  const std::string problem = checks::check_channel_entry(
-      std::as_bytes(std::span(first, 1)), limits_);
+  const std::string problem =
+      checks::check_channel_entry(std::as_bytes(std::span(first, 1)), limits_);
   if (!problem.empty()) throw error(problem);
   const std::uint32_t entries = first->entries == 0 ? 1u : first->entries;
   for (std::uint32_t i = 1; i < entries; ++i) {

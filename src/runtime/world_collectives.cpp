@@ -76,9 +76,9 @@ std::vector<char> world_collectives::window_contribution() const {
     // What the others will check (checks::check_window_card), first here, where it is the
     // program's mistake and names its rank.
     const auto reject = [&](const std::string& problem) {
-      throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                  "dcuda_win_create: rank " + std::to_string(shape_.rank_start + r) + ": " +
-                      problem);
+      throw error(
+          DCUDA_ERROR_INVALID_ARGUMENT,
+          "dcuda_win_create: rank " + std::to_string(shape_.rank_start + r) + ": " + problem);
     };
     if (std::string problem = checks::check_window_card(card, shape_.rank_start + r);
         !problem.empty()) {

@@ -52,9 +52,9 @@ std::string describe(const remote_operation& op) {
   } else {
     text << "an operation of kind " << op.kind;
   }
-  text << " (operation " << op.operation_id << " of rank "
-       << op.source_rank << " to rank " << op.target_rank << ", window " << op.window
-       << ", offset " << op.offset << ", size " << op.size << ", tag " << op.tag << ")";
+  text << " (operation " << op.operation_id << " of rank " << op.source_rank << " to rank "
+       << op.target_rank << ", window " << op.window << ", offset " << op.offset << ", size "
+       << op.size << ", tag " << op.tag << ")";
   return text.str();
 }
 
@@ -79,8 +79,8 @@ std::string check_common(const remote_operation& op, const std::string& what) {
     }
     if (op.offset < 0) return what + ": offset " + std::to_string(op.offset) + " is negative";
     if (op.size > std::numeric_limits<std::int64_t>::max() - op.offset) {
-      return what + ": offset " + std::to_string(op.offset) + " + size " +
-             std::to_string(op.size) + " overflows";
+      return what + ": offset " + std::to_string(op.offset) + " + size " + std::to_string(op.size) +
+             " overflows";
     }
   }
   return {};
@@ -145,9 +145,8 @@ std::string check_announcement(bytes message, const announcement_limits& limits)
            " bytes; an announcement has at least " + std::to_string(sizeof(announcement_head));
   }
   const auto head = read_as<announcement_head>(message);
-  const std::string what =
-      from + " announced collective " + std::to_string(head.sequence) + " (call " +
-      std::to_string(head.call) + ")";
+  const std::string what = from + " announced collective " + std::to_string(head.sequence) +
+                           " (call " + std::to_string(head.call) + ")";
   if (head.sequence != limits.expected_sequence) {
     return what + ": sequence " + std::to_string(head.sequence) + " is not the next one, " +
            std::to_string(limits.expected_sequence) +
@@ -169,8 +168,8 @@ std::string check_announcement(bytes message, const announcement_limits& limits)
 
 std::string check_window_card(const window_card& card, int rank) {
   std::ostringstream what;
-  what << "the window of rank " << rank << " (base 0x" << std::hex << card.base << std::dec
-       << ", " << static_cast<std::int64_t>(card.size) << " bytes)";
+  what << "the window of rank " << rank << " (base 0x" << std::hex << card.base << std::dec << ", "
+       << static_cast<std::int64_t>(card.size) << " bytes)";
   if (card.size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     return what.str() + ": the size is negative";
   }
@@ -187,18 +186,16 @@ std::string check_window_card(const window_card& card, int rank) {
       return what.str() + ": its offset " + std::to_string(card.offset) +
              " in the allocation is past its base";
     }
-    if (card.offset > card.allocation_bytes ||
-        card.size > card.allocation_bytes - card.offset) {
+    if (card.offset > card.allocation_bytes || card.size > card.allocation_bytes - card.offset) {
       return what.str() + ": at offset " + std::to_string(card.offset) +
-             " it ends past its allocation of " + std::to_string(card.allocation_bytes) +
-             " bytes";
+             " it ends past its allocation of " + std::to_string(card.allocation_bytes) + " bytes";
     }
   }
   return {};
 }
 
-std::string check_window_contribution(bytes contribution, int source_process,
-                                      int source_rank_start, int expected_ranks) {
+std::string check_window_contribution(bytes contribution, int source_process, int source_rank_start,
+                                      int expected_ranks) {
   const std::string what =
       "process " + std::to_string(source_process) + " contributed to dcuda_win_create";
   if (contribution.size() < sizeof(window_contribution_head)) {
@@ -265,8 +262,8 @@ std::uint32_t max_entries(protocol::message_type type) {
 
 std::string check_channel_entry(bytes entry, const channel_limits& limits) {
   if (entry.size() < sizeof(protocol::channel_entry)) {
-    return "command channel: an entry of " + std::to_string(entry.size()) + " bytes; entries have " +
-           std::to_string(sizeof(protocol::channel_entry));
+    return "command channel: an entry of " + std::to_string(entry.size()) +
+           " bytes; entries have " + std::to_string(sizeof(protocol::channel_entry));
   }
   const auto head = read_as<protocol::channel_entry>(entry);
   const std::string what = "command channel: an entry of rank " + std::to_string(head.rank) +
@@ -335,7 +332,8 @@ std::string check_compact_entry(bytes entry, const channel_limits& limits) {
 }
 
 std::string check_collective_request(bytes payload, int rank) {
-  const std::string what = "command channel: rank " + std::to_string(rank) + " handed over a "
+  const std::string what = "command channel: rank " + std::to_string(rank) +
+                           " handed over a "
                            "collective";
   if (payload.size() < sizeof(protocol::world_collective_request)) {
     return what + " of " + std::to_string(payload.size()) + " bytes; a request has " +
@@ -354,8 +352,8 @@ std::string check_collective_request(bytes payload, int rank) {
   }
   for (int slot = 0; slot < protocol::max_windows; ++slot) {
     if (request.generation[slot] > 0x7fffffu) {
-      return what + ": the generation " + std::to_string(request.generation[slot]) +
-             " of slot " + std::to_string(slot) + " has more than 23 bits";
+      return what + ": the generation " + std::to_string(request.generation[slot]) + " of slot " +
+             std::to_string(slot) + " has more than 23 bits";
     }
   }
   return {};

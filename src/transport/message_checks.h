@@ -65,7 +65,7 @@ struct announcement_limits {
   // sequence is valid. A source can run at most one collective ahead of this process (it cannot
   // finish this process's current one without it), so `expected` is at most `latest`.
   std::int64_t expected_sequence = 1;
-  std::int64_t latest_sequence = 1;  // the current collective of this process, plus one
+  std::int64_t latest_sequence = 1;      // the current collective of this process, plus one
   std::int64_t headers_sent_before = 0;  // what the source's previous announcement counted
 };
 
@@ -91,8 +91,8 @@ struct window_card {
 
 // `expected_ranks`: the ranks the sender owns (its rank layout). Checks the length, the rank
 // count, the generations and every card (check_window_card).
-std::string check_window_contribution(bytes contribution, int source_process,
-                                      int source_rank_start, int expected_ranks);
+std::string check_window_contribution(bytes contribution, int source_process, int source_rank_start,
+                                      int expected_ranks);
 // One card of world rank `rank`: no base of 0 with a size, no negative size, no end past 2^64,
 // and an exported window inside its allocation.
 std::string check_window_card(const window_card& card, int rank);

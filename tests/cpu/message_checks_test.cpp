@@ -78,18 +78,16 @@ DCUDA_TEST(operation_headers_well_formed_are_accepted) {
       DCUDA_CHECK_EQ(problem, std::string());
     }
   }
-  DCUDA_CHECK_EQ(
-      checks::check_operation_header(header_message(operation(operation_kind::notify, 0)),
-                                     receiver()),
-      std::string());
+  DCUDA_CHECK_EQ(checks::check_operation_header(
+                     header_message(operation(operation_kind::notify, 0)), receiver()),
+                 std::string());
   // Every tag and target at the edges.
   for (const int tag : {0, 255}) {
     for (const int target : {0, 3}) {
       remote_operation op = operation(operation_kind::notify, 0);
       op.tag = tag;
       op.target_rank = target;
-      DCUDA_CHECK_EQ(checks::check_operation_header(header_message(op), receiver()),
-                     std::string());
+      DCUDA_CHECK_EQ(checks::check_operation_header(header_message(op), receiver()), std::string());
     }
   }
 }
@@ -99,12 +97,15 @@ DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_fie
   const std::vector<header_case> cases = {
       {"kind 0", [](remote_operation& op) { op.kind = 0; }, {"process 2", "kind 0"}},
       {"kind 4", [](remote_operation& op) { op.kind = 4; }, {"process 2", "kind 4"}},
-      {"target far", [](remote_operation& op) { op.target_rank = 123456789; },
+      {"target far",
+       [](remote_operation& op) { op.target_rank = 123456789; },
        {"process 2", "target rank 123456789", "ranks 0..3"}},
       {"target -1", [](remote_operation& op) { op.target_rank = -1; }, {"target rank -1"}},
-      {"target of another process", [](remote_operation& op) { op.target_rank = 4; },
+      {"target of another process",
+       [](remote_operation& op) { op.target_rank = 4; },
        {"target rank 4"}},
-      {"source of another process", [](remote_operation& op) { op.source_rank = 0; },
+      {"source of another process",
+       [](remote_operation& op) { op.source_rank = 0; },
        {"process 2", "source rank 0", "ranks 4..5"}},
       {"tag 256", [](remote_operation& op) { op.tag = 256; }, {"process 2", "tag 256", "0..255"}},
       {"tag 100000", [](remote_operation& op) { op.tag = 100000; }, {"tag 100000"}},
@@ -119,10 +120,12 @@ DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_fie
          op.size = 300;
        },
        {"overflows"}},
-      {"size beyond staging", [](remote_operation& op) { op.size = (1 << 20) + 1; },
+      {"size beyond staging",
+       [](remote_operation& op) { op.size = (1 << 20) + 1; },
        {"size 1048577", "stage"}},
       {"size 2^32 + 1 (not small when truncated)",
-       [](remote_operation& op) { op.size = (std::int64_t{1} << 32) + 1; }, {"size 4294967297"}},
+       [](remote_operation& op) { op.size = (std::int64_t{1} << 32) + 1; },
+       {"size 4294967297"}},
       {"notify with a size",
        [](remote_operation& op) {
          op.kind = static_cast<std::int32_t>(operation_kind::notify);
@@ -160,12 +163,12 @@ DCUDA_TEST(operation_headers_whose_byte_count_differs_from_the_header_are_reject
       bytes_of(operation(operation_kind::notify, 0), 8);
   check_mentions(checks::check_operation_header(notify_with_bytes, receiver()),
                  {"48 bytes", "says 40"}, "notify with bytes");
-  const std::vector<std::byte> chunked_with_bytes = bytes_of(operation(operation_kind::put, 4096), 8);
+  const std::vector<std::byte> chunked_with_bytes =
+      bytes_of(operation(operation_kind::put, 4096), 8);
   check_mentions(checks::check_operation_header(chunked_with_bytes, receiver()),
                  {"48 bytes", "says 40"}, "chunked payload inside");
-  DCUDA_CHECK_EQ(checks::check_operation_header({}, receiver()).find("0 bytes") !=
-                     std::string::npos,
-                 true);
+  DCUDA_CHECK_EQ(
+      checks::check_operation_header({}, receiver()).find("0 bytes") != std::string::npos, true);
 }
 
 // ---- announcements ----
@@ -196,8 +199,9 @@ DCUDA_TEST(announcements_malformed_are_rejected_naming_sender_and_field) {
   const std::vector<std::byte> whole = bytes_of(good);
   int rejected = 0;
   for (const std::size_t length : {std::size_t{0}, std::size_t{2}, std::size_t{23}}) {
-    check_mentions(checks::check_announcement(std::span(whole).first(length), announcement_from_1()),
-                   {"process 1", std::to_string(length) + " bytes", "at least 24"}, "short");
+    check_mentions(
+        checks::check_announcement(std::span(whole).first(length), announcement_from_1()),
+        {"process 1", std::to_string(length) + " bytes", "at least 24"}, "short");
     ++rejected;
   }
   const auto with = [](std::int64_t sequence, std::int64_t headers) {
@@ -252,10 +256,10 @@ checks::window_card exported(std::uint64_t offset, std::uint64_t size,
 }
 
 DCUDA_TEST(window_contributions_well_formed_are_accepted) {
-  DCUDA_CHECK_EQ(checks::check_window_contribution(
-                     contribution(3, {card(0x1000, 64), card(0, 0), exported(256, 768, 1024)}),
-                     1, 4, 3),
-                 std::string());
+  DCUDA_CHECK_EQ(
+      checks::check_window_contribution(
+          contribution(3, {card(0x1000, 64), card(0, 0), exported(256, 768, 1024)}), 1, 4, 3),
+      std::string());
   DCUDA_CHECK_EQ(checks::check_window_contribution(contribution(0, {}), 1, 4, 0), std::string());
 }
 
@@ -284,8 +288,8 @@ DCUDA_TEST(window_contributions_malformed_are_rejected_naming_process_rank_and_f
   ++rejected;
   std::vector<std::byte> bad_generation = good;
   const std::uint32_t huge = 0x800000;
-  std::memcpy(bad_generation.data() + offsetof(checks::window_contribution_head, generation),
-              &huge, sizeof huge);
+  std::memcpy(bad_generation.data() + offsetof(checks::window_contribution_head, generation), &huge,
+              sizeof huge);
   check(bad_generation, 2, {"generation 8388608", "slot 0"}, "generation");
   ++rejected;
   check(contribution(2, {card(0x1000, 64), card(0, 4096)}), 2,
@@ -322,15 +326,15 @@ std::vector<std::byte> entry(protocol::message_type type, int rank, std::uint16_
 
 DCUDA_TEST(channel_entries_well_formed_are_accepted) {
   using protocol::message_type;
-  for (const auto type : {message_type::log_line, message_type::timer_start,
-                          message_type::timer_stop, message_type::ping,
-                          message_type::remote_operation, message_type::world_collective}) {
+  for (const auto type :
+       {message_type::log_line, message_type::timer_start, message_type::timer_stop,
+        message_type::ping, message_type::remote_operation, message_type::world_collective}) {
     DCUDA_CHECK_EQ(checks::check_channel_entry(entry(type, 8, 1), gpu_ranks), std::string());
     DCUDA_CHECK_EQ(checks::check_channel_entry(entry(type, 11, 0), gpu_ranks), std::string());
   }
-  DCUDA_CHECK_EQ(checks::check_channel_entry(entry(message_type::remote_operation, 9, 23),
-                                             gpu_ranks),
-                 std::string());
+  DCUDA_CHECK_EQ(
+      checks::check_channel_entry(entry(message_type::remote_operation, 9, 23), gpu_ranks),
+      std::string());
 }
 
 // Counted in docs/reliability.md: 7 malformed entries.
@@ -408,8 +412,9 @@ DCUDA_TEST(compact_entries_malformed_are_rejected_naming_rank_and_field) {
 
 // Counted in docs/reliability.md: 6 malformed operations handed over as regular messages.
 DCUDA_TEST(channel_operations_malformed_are_rejected_naming_rank_and_field) {
-  DCUDA_CHECK_EQ(checks::check_channel_operation(channel_op(operation_kind::put, 1024), 9, gpu_ranks),
-                 std::string());
+  DCUDA_CHECK_EQ(
+      checks::check_channel_operation(channel_op(operation_kind::put, 1024), 9, gpu_ranks),
+      std::string());
   int rejected = 0;
   const auto check = [&](const remote_operation& op, const std::vector<std::string>& mentions,
                          const char* name) {
