@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "dcuda/detail/protocol/compact_operation.h"
+#include "runtime/error.h"
 
 namespace dcuda::runtime {
 
@@ -12,6 +13,9 @@ std::optional<channel_message> channel_consumer::try_take() {
   if (first->type == static_cast<std::uint16_t>(protocol::message_type::remote_operation_compact)) {
     return try_take_compact();
   }
+  const std::string problem =
+      checks::check_channel_entry(std::as_bytes(std::span(first, 1)), limits_);
+  if (!problem.empty()) throw error(problem);
   const std::uint32_t entries = first->entries == 0 ? 1u : first->entries;
   for (std::uint32_t i = 1; i < entries; ++i) {
     if (protocol::ready_entry(view_, position_ + i) == nullptr) return std::nullopt;
@@ -47,6 +51,10 @@ std::optional<channel_message> channel_consumer::try_take_compact() {
   std::uint64_t payload = 0;
   if (!protocol::decode_compact_operation(entry, protocol::entry_sequence(position_), op, payload))
     return std::nullopt;
+  // Complete now: checked before its size says how much of `payload` to copy.
+  const std::string problem =
+      checks::check_compact_entry(std::as_bytes(std::span(&entry, 1)), limits_);
+  if (!problem.empty()) throw error(problem);
   // The layout the regular message has (network_proxy::take_operation): the operation and its
   // source address (none) in the first entry's payload, then the inline payload.
   std::string text(protocol::entry_payload_bytes, '\0');

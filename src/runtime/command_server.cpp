@@ -11,7 +11,9 @@ namespace dcuda::runtime {
 command_server::command_server(device_buffers& buffers, network_proxy* network)
     : buffers_(buffers),
       network_(network),
-      commands_(buffers.command_channel()),
+      commands_(buffers.command_channel(), {.rank_start = buffers.shape().rank_start,
+                                            .rank_count = buffers.shape().device_ranks,
+                                            .world_size = buffers.shape().world_size}),
       timers_(buffers.shape().device_ranks) {}
 
 bool command_server::poll() {

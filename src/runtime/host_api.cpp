@@ -148,6 +148,13 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
     if (kernel == nullptr) {
       throw error(DCUDA_ERROR_INVALID_ARGUMENT, "dcuda_host_init: kernel is NULL");
     }
+    // Before the GPU is chosen (plan_launch checks the device's own limit again): no GPU takes a
+    // block of fewer than 1 or more than 1024 threads.
+    if (threads_per_rank < 1 || threads_per_rank > 1024) {
+      throw error(DCUDA_ERROR_INVALID_ARGUMENT, "dcuda_host_init: threads_per_rank " +
+                                                    std::to_string(threads_per_rank) +
+                                                    " is outside 1..1024");
+    }
     std::vector<std::string> arguments;
     for (int i = 1; i < argc && argv != nullptr; ++i) {
       if (argv[i] != nullptr) arguments.emplace_back(argv[i]);

@@ -121,7 +121,9 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   }
 
   command_server server(buffers_, network ? &*network : nullptr);
-  channel_consumer logs(buffers_.log_channel());
+  channel_consumer logs(buffers_.log_channel(), {.rank_start = buffers_.shape().rank_start,
+                                                 .rank_count = buffers_.shape().device_ranks,
+                                                 .world_size = buffers_.shape().world_size});
   std::function<std::string()> other_processes;
   if (network) other_processes = [&] { return network->waiting_for(); };
   // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.

@@ -9,6 +9,7 @@
 #include "dcuda/detail/protocol/notification_counters.h"
 #include "runtime/error.h"
 #include "runtime/error_text.h"
+#include "transport/message_checks.h"
 
 namespace dcuda::runtime {
 namespace {
@@ -61,6 +62,14 @@ void network_proxy::take_operation(const channel_message& message) {
   waiting_operation waiting;
   std::memcpy(&waiting.op, message.text.data(), sizeof waiting.op);
   std::memcpy(&waiting.source, message.text.data() + sizeof waiting.op, sizeof waiting.source);
+  // Before anything is staged or posted: the proxy indexes its per-rank state by the source rank
+  // and the engine the processes by the target.
+  checks::channel_limits limits;
+  limits.rank_start = shape_.rank_start;
+  limits.rank_count = shape_.device_ranks;
+  limits.world_size = shape_.world_size;
+  const std::string problem = checks::check_channel_operation(waiting.op, message.rank, limits);
+  if (!problem.empty()) throw error("host proxy: " + problem);
   trace_.record(network_trace::hop::taken, waiting.op);
   const auto size = static_cast<std::size_t>(waiting.op.size);
   if (protocol::carries_payload(waiting.op) && waiting.op.size <= protocol::inline_put_limit) {
@@ -167,7 +176,13 @@ void network_proxy::sent(const remote_operation& /*op*/) {
 // Whether the payload of `op` is small enough to travel inside the agent's job (it lands in one
 // of small_landings_, not in pinned staging).
 bool network_proxy::lands_small(const remote_operation& op) {
-  return static_cast<std::uint32_t>(op.size) <= protocol::delivery_inline_bytes;
+  // Compared as 64-bit: a size of 2^32 + 1 is not small.
+  return op.size <= static_cast<std::int64_t>(protocol::delivery_inline_bytes);
+}
+
+std::int64_t network_proxy::largest_payload() const {
+  static_assert(piece_bytes >= static_cast<std::size_t>(protocol::inline_put_limit));
+  return static_cast<std::int64_t>(piece_bytes);
 }
 
 bool network_proxy::ready_for(const remote_operation& op) {

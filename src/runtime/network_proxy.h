@@ -67,6 +67,10 @@ class network_proxy final : public transport::delivery {
   void* landing_address(const protocol::remote_operation& op) override;
   void landed(const protocol::remote_operation& op, void* landing) override;
   void sent(const protocol::remote_operation& op) override;
+  // Every operation a proxy posts is at most one staging piece (admit_waiting splits larger
+  // ones), far below the incoming staging arena (host_context's staging_bytes); a larger one
+  // would wait for staging forever.
+  std::int64_t largest_payload() const override;
 
  private:
   struct outgoing_step {

@@ -8,25 +8,15 @@
 #include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/notification_counters.h"
 #include "runtime/error.h"
+#include "runtime/driver_api.h"
 #include "runtime/error_text.h"
+#include "transport/message_checks.h"
 
 namespace dcuda::runtime {
 namespace {
 
-// What each process contributes to a dcuda_win_create over DCUDA_COMM_WORLD.
-struct window_header {
-  std::uint32_t windows_in_use;
-  std::int32_t ranks;
-  std::uint32_t generation[protocol::max_windows];
-};
-struct window_card {
-  std::uint64_t base;  // as the owner sees it
-  std::uint64_t size;
-  std::uint64_t offset;  // of base in the exported allocation
-  std::int32_t exported;
-  std::int32_t pad;
-  cudaIpcMemHandle_t allocation;
-};
+using window_header = checks::window_contribution_head;
+using checks::window_card;
 
 }  // namespace
 
@@ -62,10 +52,12 @@ void world_collectives::take(const channel_message& message) {
     throw error("host proxy: collective " + std::to_string(message.aux) +
                 " started before collective " + std::to_string(current_->sequence) + " ended");
   }
+  const std::string problem = checks::check_collective_request(
+      std::as_bytes(std::span(message.text.data(), message.text.size())), message.rank);
+  if (!problem.empty()) throw error("host proxy: " + problem);
   in_progress& next = current_.emplace();
   next.sequence = static_cast<std::uint32_t>(message.aux);
-  std::memcpy(&next.request, message.text.data(),
-              std::min(sizeof next.request, message.text.size()));
+  std::memcpy(&next.request, message.text.data(), sizeof next.request);
 }
 
 std::vector<char> world_collectives::window_contribution() const {
@@ -81,11 +73,23 @@ std::vector<char> world_collectives::window_contribution() const {
     const volatile protocol::window_offer& offer = offers[r];
     card.base = offer.base;
     card.size = offer.size;
+    // What the others will check (checks::check_window_card), first here, where it is the
+    // program's mistake and names its rank.
+    const auto reject = [&](const std::string& problem) {
+      throw error(
+          DCUDA_ERROR_INVALID_ARGUMENT,
+          "dcuda_win_create: rank " + std::to_string(shape_.rank_start + r) + ": " + problem);
+    };
+    if (std::string problem = checks::check_window_card(card, shape_.rank_start + r);
+        !problem.empty()) {
+      reject(problem);
+    }
     if (paths_.any_peer() && card.base != 0 && card.size != 0) {
       try {
         const exported_memory exported = export_memory(reinterpret_cast<void*>(card.base));
         card.allocation = exported.handle;
         card.offset = exported.offset;
+        card.allocation_bytes = allocation_containing(reinterpret_cast<void*>(card.base)).size;
         card.exported = 1;
       } catch (const error& e) {
         std::ostringstream text;
@@ -94,6 +98,10 @@ std::vector<char> world_collectives::window_contribution() const {
              << " bytes) cannot be shared with the GPUs of other processes (" << e.what()
              << "); allocate windows with cudaMalloc, or set DCUDA_FORCE_NETWORK=1";
         throw error(DCUDA_ERROR_DEVICE_CALL, text.str());
+      }
+      if (std::string problem = checks::check_window_card(card, shape_.rank_start + r);
+          !problem.empty()) {
+        reject(problem);  // past the end of its cudaMalloc allocation
       }
     }
     std::memcpy(bytes.data() + sizeof header + sizeof card * r, &card, sizeof card);
@@ -104,6 +112,17 @@ std::vector<char> world_collectives::window_contribution() const {
 void world_collectives::complete_window_creation(
     const std::vector<transport::mpi_engine::contribution>& all,
     protocol::world_collective_result& result) {
+  // Every contribution before any is read: the lengths, rank counts and windows the others sent.
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    const int process = static_cast<int>(p);
+    const std::string problem = checks::check_window_contribution(
+        std::as_bytes(std::span(all[p].bytes.data(), all[p].bytes.size())), process,
+        ranks_.rank_start(process), ranks_.ranks_of(process));
+    if (!problem.empty()) {
+      throw error(process == shape_.process_index ? DCUDA_ERROR_INTERNAL : DCUDA_ERROR_PEER,
+                  "host proxy: " + problem);
+    }
+  }
   std::uint32_t in_use = 0;
   for (const auto& c : all) {
     window_header header{};

@@ -52,6 +52,13 @@ mpi_engine::mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& s
   headers_sent_to_.assign(static_cast<std::size_t>(processes), 0);
   headers_received_from_.assign(static_cast<std::size_t>(processes), 0);
   delivered_from_.assign(static_cast<std::size_t>(processes), 0);
+  next_announcement_from_.assign(static_cast<std::size_t>(processes), 1);
+  headers_announced_by_.assign(static_cast<std::size_t>(processes), 0);
+  if (ranks_.rank_starts.size() != static_cast<std::size_t>(processes) + 1) {
+    throw runtime::error("mpi_engine: the rank layout has " +
+                         std::to_string(ranks_.rank_starts.size()) + " entries for " +
+                         std::to_string(processes) + " processes");
+  }
   post_header_receive();
 }
 
@@ -104,6 +111,18 @@ std::size_t mpi_engine::chunks_of(const remote_operation& op) const {
   const auto size = static_cast<std::size_t>(op.size);
   if (!carries_payload(op) || size <= header_payload_bytes) return 0;
   return (size + chunk_bytes_ - 1) / chunk_bytes_;
+}
+
+checks::header_limits mpi_engine::header_limits_from(int source_process) const {
+  checks::header_limits limits;
+  limits.source_process = source_process;
+  limits.source_rank_start = ranks_.rank_start(source_process);
+  limits.source_rank_count = ranks_.ranks_of(source_process);
+  limits.target_rank_start = ranks_.rank_start(process_index_);
+  limits.target_rank_count = ranks_.ranks_of(process_index_);
+  limits.header_payload_bytes = header_payload_bytes;
+  limits.max_payload_bytes = sink_.largest_payload();
+  return limits;
 }
 
 void mpi_engine::accept(const header_message& header, int source_process) {
@@ -163,10 +182,19 @@ bool mpi_engine::take_headers() {
     DCUDA_MPI_CHECK(MPI_Test(&header_request_, &arrived, &status));
     if (!arrived) return any;
     any = true;
+    int received = 0;
+    DCUDA_MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &received));
     const auto source = static_cast<std::size_t>(status.MPI_SOURCE);
-    held_[source].push_back(header_buffer_);
-    chunks_owed_[source] += static_cast<long long>(chunks_of(header_buffer_.op));
-    post_header_receive();  // first: accept may throw
+    const header_message header = header_buffer_;
+    post_header_receive();  // first: the checks and accept may throw
+    // Before anything is set aside or indexed for it: a short message would otherwise leave the
+    // previous header's fields in place, and a bad target or tag would reach the sink.
+    const std::string problem = checks::check_operation_header(
+        std::span(reinterpret_cast<const std::byte*>(&header), static_cast<std::size_t>(received)),
+        header_limits_from(status.MPI_SOURCE));
+    if (!problem.empty()) throw runtime::error(DCUDA_ERROR_PEER, "mpi_engine: " + problem);
+    held_[source].push_back(header);
+    chunks_owed_[source] += static_cast<long long>(chunks_of(header.op));
     accept_held_from(source);
     claim_payloads_from(source);
     // A header without separate chunks has landed already: hand it on now rather than after
@@ -299,11 +327,22 @@ bool mpi_engine::take_announcements() {
     std::vector<char> buffer(static_cast<std::size_t>(bytes));
     // The message is matched and the sender keeps progressing, so this completes.
     DCUDA_MPI_CHECK(MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
+    const auto source = static_cast<std::size_t>(status.MPI_SOURCE);
+    checks::announcement_limits limits;
+    limits.source_process = status.MPI_SOURCE;
+    limits.expected_sequence = next_announcement_from_[source];
+    limits.latest_sequence = collectives_begun_ + 1;
+    limits.headers_sent_before = headers_announced_by_[source];
+    const std::string problem = checks::check_announcement(
+        std::span(reinterpret_cast<const std::byte*>(buffer.data()), buffer.size()), limits);
+    if (!problem.empty()) throw runtime::error(DCUDA_ERROR_PEER, "mpi_engine: " + problem);
     announcement head{};
     std::memcpy(&head, buffer.data(), sizeof head);
+    ++next_announcement_from_[source];
+    headers_announced_by_[source] = head.headers_sent;
     auto& arrived = announcements_[head.sequence];
     arrived.resize(incoming_.size());
-    received_announcement& entry = arrived[static_cast<std::size_t>(status.MPI_SOURCE)].emplace();
+    received_announcement& entry = arrived[source].emplace();
     entry.headers_sent = head.headers_sent;
     entry.data.call = head.call;
     entry.data.bytes.assign(buffer.begin() + sizeof head, buffer.end());

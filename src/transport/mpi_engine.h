@@ -27,6 +27,7 @@
 
 #include "bootstrap/process_layout.h"
 #include "dcuda/detail/protocol/remote_operation.h"
+#include "transport/message_checks.h"
 
 namespace dcuda::transport {
 
@@ -47,6 +48,9 @@ class delivery {
   virtual void landed(const remote_operation& op, void* landing) = 0;
   // The payload of `op`, posted here, may be reused. Reported in posting order.
   virtual void sent(const remote_operation& op) = 0;
+  // The largest payload one arriving operation may have: what the sink can stage. A header that
+  // names more is refused before anything is set aside for it.
+  virtual std::int64_t largest_payload() const { return std::int64_t{1} << 30; }
 };
 
 class mpi_engine {
@@ -109,12 +113,7 @@ class mpi_engine {
     std::vector<char> drained;
   };
 
-  struct announcement {
-    std::int64_t sequence;
-    std::int64_t headers_sent;  // to the receiver, before the collective
-    std::int32_t call;
-    std::int32_t pad;
-  };
+  using announcement = checks::announcement_head;
   struct received_announcement {
     std::int64_t headers_sent = 0;
     contribution data;
@@ -130,6 +129,7 @@ class mpi_engine {
   bool deliver_landed();
   bool deliver_landed_from(std::size_t source);
   void post_header_receive();
+  checks::header_limits header_limits_from(int source_process) const;
   void accept(const header_message& header, int source_process);
   void receive_payload(incoming& in, int source_process, char* destination);
   std::size_t chunks_of(const remote_operation& op) const;
@@ -164,6 +164,10 @@ class mpi_engine {
   contribution own_contribution_;
   // Announcements by collective sequence and process; later collectives' may arrive early.
   std::map<std::int64_t, std::vector<std::optional<received_announcement>>> announcements_;
+  // Per process: the sequence its next announcement must carry, and what its last one counted
+  // (checks::check_announcement).
+  std::vector<std::int64_t> next_announcement_from_;
+  std::vector<std::int64_t> headers_announced_by_;
   std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing_;  // being sent
 };
 

@@ -56,7 +56,7 @@ void run_contention(std::uint32_t capacity, std::uint32_t start, int producers, 
   go = true;
   const int total = producers * per_producer;
   int received = 0;
-  dcuda::runtime::channel_consumer reader(channel.view, start);
+  dcuda::runtime::channel_consumer reader(channel.view, dcuda_test::test_ranks, start);
   while (received < total) {
     auto message = reader.try_take();
     if (!message) {
@@ -102,7 +102,7 @@ DCUDA_TEST(channel_full_ring_blocks_producer_until_consumer_publishes) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   DCUDA_CHECK(!fifth_sent);  // the ring is full: the producer waits, nothing is overwritten
-  dcuda::runtime::channel_consumer reader(channel.view);
+  dcuda::runtime::channel_consumer reader(channel.view, dcuda_test::test_ranks);
   auto first = reader.try_take();
   DCUDA_CHECK(first.has_value());
   DCUDA_CHECK_EQ(first->aux, 0);
@@ -139,7 +139,7 @@ DCUDA_TEST(channel_incomplete_message_is_not_taken) {
   head.type = static_cast<std::uint16_t>(message_type::log_line);
   head.entries = 2;
   publish_entry(head, first);  // second entry not yet published
-  dcuda::runtime::channel_consumer reader(channel.view);
+  dcuda::runtime::channel_consumer reader(channel.view, dcuda_test::test_ranks);
   DCUDA_CHECK(!reader.try_take().has_value());
   publish_entry(entry_at(channel.view, first + 1), first + 1);
   DCUDA_CHECK(reader.try_take().has_value());

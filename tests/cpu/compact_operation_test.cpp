@@ -103,7 +103,7 @@ DCUDA_TEST(compact_entry_is_not_taken_until_every_word_has_arrived) {
   const remote_operation op = put_notify(3, 9, 1, 40, 5, 6);
   const compact_entry entry = encode_compact_operation(op, 0x4443424140ull, entry_sequence(ticket));
   std::uint64_t* to = words_of(channel.view, ticket);
-  dcuda::runtime::channel_consumer reader(channel.view);
+  dcuda::runtime::channel_consumer reader(channel.view, dcuda_test::test_ranks);
   // Head first, then the other words one by one: until the last is there, nothing is taken.
   to[0] = entry.words[0];
   for (std::uint32_t i = 1; i < compact_words; ++i) {
@@ -121,7 +121,7 @@ DCUDA_TEST(compact_entry_is_not_taken_until_every_word_has_arrived) {
 
 DCUDA_TEST(compact_entry_with_a_word_from_the_previous_lap_is_not_taken) {
   host_channel channel(4);
-  dcuda::runtime::channel_consumer reader(channel.view);
+  dcuda::runtime::channel_consumer reader(channel.view, dcuda_test::test_ranks);
   // Lap 0: slot 1 holds ticket 1's complete entry; lap 1 reuses it for ticket 5.
   for (std::uint32_t t = 0; t < 5; ++t) {
     const std::uint32_t ticket = reserve_entries(channel.view, 1);
@@ -189,7 +189,7 @@ DCUDA_TEST(compact_and_regular_entries_keep_each_producers_order) {
   }
   go = true;
   std::vector<int> next(producers, 0);
-  dcuda::runtime::channel_consumer reader(channel.view, 0xfffffff0u);
+  dcuda::runtime::channel_consumer reader(channel.view, dcuda_test::test_ranks, 0xfffffff0u);
   // A failed check stops the producers before it is reported (a joinable thread must not be
   // destroyed).
   try {

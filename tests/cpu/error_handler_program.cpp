@@ -9,6 +9,12 @@
 //         init            dcuda_host_init with the settings of the environment and the
 //                         arguments after MODE: DCUDA_ERROR_SETTING for a malformed one, else
 //                         DCUDA_ERROR_CUDA (no GPU here; on a GPU, `kernel` is no kernel)
+//         threads-0, threads-1025
+//                         dcuda_host_init with that threads_per_rank:
+//                         DCUDA_ERROR_INVALID_ARGUMENT, before any GPU is needed
+//         run-null        dcuda_host_run(NULL): DCUDA_ERROR_INVALID_ARGUMENT
+//         finish-stale    dcuda_host_finish on a handle that is no live context (one finished
+//                         already): DCUDA_ERROR_INVALID_STATE
 //         default-handler a handler set, then NULL: only dcuda's own message
 //         handler-fails   the handler itself calls a failing dcuda function: the process ends
 //                         at once, with the handler entered once
@@ -58,6 +64,14 @@ int main(int argc, char* argv[]) {
   } else if (mode == "init") {
     dcuda_host_context_handle ctx = nullptr;
     dcuda_host_init(argc - 1, argv + 1, &ctx, kernel, 32);
+  } else if (mode == "threads-0" || mode == "threads-1025") {
+    dcuda_host_context_handle ctx = nullptr;
+    dcuda_host_init(0, nullptr, &ctx, kernel, mode == "threads-0" ? 0 : 1025);
+  } else if (mode == "run-null") {
+    dcuda_host_run(nullptr);
+  } else if (mode == "finish-stale") {
+    alignas(16) static char finished_context[64] = {};
+    dcuda_host_finish(reinterpret_cast<dcuda_host_context_handle>(finished_context));
   } else if (mode == "default-handler") {
     dcuda_host_set_error_handler(nullptr, nullptr);
     dcuda_host_get_timings(nullptr);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dcuda/detail/protocol/command_channel.h"
+#include "transport/message_checks.h"
 
 namespace dcuda_test {
 
@@ -19,5 +20,8 @@ struct host_channel {
   std::uint32_t ticket, consumed, seen, poller = 0;
   dcuda::protocol::channel_view view{};
 };
+
+// The producers' ranks the tests' consumers accept: world ranks 0..63 of a world of 64.
+inline constexpr dcuda::checks::channel_limits test_ranks{0, 64, 0, 64};
 
 }  // namespace dcuda_test

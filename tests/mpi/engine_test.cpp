@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/mpi_session.h"
 #include "bootstrap/process_layout.h"
 #include "mpi_test_main.h"
 #include "runtime/error.h"
@@ -396,4 +397,59 @@ DCUDA_TEST(a_collective_completes_after_what_was_sent_before_it_and_names_who_is
                 (std::vector<char>{static_cast<char>('a' + p), static_cast<char>(p)}));
   }
   engine.quiesce();
+}
+
+// A process that sends malformed headers: a short message, a notify with tag 100000, a notify to
+// rank 123456789. Process 1 sends them raw, on a duplicate of the world made in the same
+// collective call as the engines' own duplicates (so it is the engines' communicator); process 0
+// must stop on each with an error that names process 1 and the bad field, having delivered
+// nothing.
+DCUDA_TEST(malformed_headers_are_refused_naming_the_sender) {
+  const auto layout = test_layout();
+  const int me = mpi_test::process_index();
+  constexpr int header_tag = 1;  // the engine's tag for operation headers
+  if (me == 1) {
+    MPI_Comm raw = MPI_COMM_NULL;
+    DCUDA_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &raw));
+    const char short_header[10] = {};
+    DCUDA_MPI_CHECK(MPI_Send(short_header, sizeof short_header, MPI_BYTE, 0, header_tag, raw));
+    const remote_operation bad_tag = operation(operation_kind::notify, layout.rank_start(1),
+                                               layout.rank_start(0), -1, 0, 0, 100000, 1);
+    DCUDA_MPI_CHECK(MPI_Send(&bad_tag, sizeof bad_tag, MPI_BYTE, 0, header_tag, raw));
+    const remote_operation bad_target =
+        operation(operation_kind::notify, layout.rank_start(1), 123456789, -1, 0, 0, 3, 2);
+    DCUDA_MPI_CHECK(MPI_Send(&bad_target, sizeof bad_target, MPI_BYTE, 0, header_tag, raw));
+    DCUDA_MPI_CHECK(MPI_Comm_free(&raw));
+    return;
+  }
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks);
+  if (me != 0) return;
+  const auto next_refusal = [&] {
+    for (;;) {
+      try {
+        if (!engine.progress()) std::this_thread::yield();
+      } catch (const runtime::error& e) {
+        DCUDA_CHECK(e.code() == DCUDA_ERROR_PEER);
+        return std::string(e.what());
+      }
+    }
+  };
+  const auto mentions = [](const std::string& text, const char* word) {
+    if (text.find(word) == std::string::npos) {
+      throw dcuda_test::failure("\"" + text + "\" does not mention \"" + word + "\"");
+    }
+  };
+  const std::string short_one = next_refusal();
+  mentions(short_one, "process 1");
+  mentions(short_one, "10 bytes");
+  const std::string tag = next_refusal();
+  mentions(tag, "process 1");
+  mentions(tag, "tag 100000");
+  const std::string target = next_refusal();
+  mentions(target, "process 1");
+  mentions(target, "target rank 123456789");
+  for (int r = 0; r < layout.ranks_of(0); ++r) {
+    for (int t = 0; t < 256; ++t) DCUDA_CHECK_EQ(ranks.notifications(r, t), 0u);
+  }
 }
