@@ -114,10 +114,9 @@ bool mpi_engine::finish_within(std::vector<MPI_Request>& requests,
   }
 }
 
-void mpi_engine::keep_until_exit(std::deque<outgoing> outgoing,
-                                 std::vector<std::deque<incoming>> incoming,
-                                 std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>>
-                                     announcing) {
+void mpi_engine::keep_until_exit(
+    std::deque<outgoing> outgoing, std::vector<std::deque<incoming>> incoming,
+    std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing) {
   struct kept_buffers {
     std::deque<mpi_engine::outgoing> outgoing;
     std::vector<std::deque<mpi_engine::incoming>> incoming;
