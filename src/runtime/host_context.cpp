@@ -27,7 +27,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     : settings_(settings),
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
-      placement_(place_process(settings.device, settings.verbose)),
+      placement_(place_process(settings.device, settings.verbose, settings.emulate_nodes)),
       paths_(decide_paths(placement_, settings.force_network)),
       counts_(
           count_ranks(placement_, paths_, kernel, threads_per_rank, settings.max_ranks_per_device)),
