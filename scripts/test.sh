@@ -3,6 +3,7 @@
 # benchmarks and case studies turned on and warnings as errors), then CTest. CPU tests run
 # everywhere; GPU tests run where a GPU is found and otherwise report themselves skipped with
 # the reason. The consumer test builds tests/consumer against the installed package.
+# The MPI engine soaks for 60 s (DCUDA_SOAK_SECONDS, tests/mpi/CMakeLists.txt).
 # Then the MPI tests again under MPICH (Debian's mpich, installed here if missing): the MPI test
 # programs alone, built in build-mpich/ against MPICH, `ctest -L mpi -LE gpu` there.
 # Arguments are passed on to the first ctest.
@@ -14,7 +15,8 @@ if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 # The default MPI (FindMPI takes mpiexec from PATH): its options through CMake, not the tests.
 mpi_environment mpiexec
 bash scripts/install.sh -DDCUDA_BUILD_TESTS=ON -DDCUDA_BUILD_BENCH=ON -DDCUDA_BUILD_APPS=ON \
-  -DDCUDA_WARNINGS_AS_ERRORS=ON -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec)"
+  -DDCUDA_WARNINGS_AS_ERRORS=ON -DMPIEXEC_PREFLAGS="$(mpi_preflags mpiexec)" \
+  -DDCUDA_SOAK_SECONDS=60
 build/tests/gpu/gpu_tests --gpu-status
 summary_dir=$(mktemp -d)
 trap 'rm -rf "$summary_dir"' EXIT
@@ -45,7 +47,7 @@ if ! grep -q "dcuda tests: MPI library: MPICH" <<<"$configured"; then
   exit 1
 fi
 grep "dcuda tests:" <<<"$configured"
-cmake --build build-mpich --target mpi_tests mpi_dies_early
+cmake --build build-mpich --target mpi_tests mpi_dies_early mpi_engine_soak
 ctest --test-dir build-mpich --output-on-failure -j "$(nproc)" -L mpi -LE gpu \
   --output-junit "$summary_dir/mpich.xml"
 

@@ -57,7 +57,9 @@ enum dcuda_error_code {
   DCUDA_ERROR_CUDA = 6,              // a CUDA call failed (a kernel fault included)
   DCUDA_ERROR_MPI = 7,               // an MPI call failed
   DCUDA_ERROR_PEER = 8,              // another process failed, or made another collective call
-  DCUDA_ERROR_INTERNAL = 9           // a bug in dcuda
+  DCUDA_ERROR_INTERNAL = 9,          // a bug in dcuda
+  DCUDA_ERROR_INTERRUPTED = 10       // SIGTERM or SIGINT during dcuda_host_run; the kernel was
+                                     // stopped
 };
 
 // Extension: one error, as the handler receives it. The strings live until the process ends.

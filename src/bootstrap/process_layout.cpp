@@ -61,16 +61,41 @@ std::string list_of_processes(const std::vector<int>& processes) {
 
 }  // namespace
 
-process_layout discover_layout(MPI_Comm world) {
+int emulated_node_of(int host_index, int host_count, int nodes) {
+  return static_cast<int>(static_cast<long long>(host_index) * nodes / host_count);
+}
+
+process_layout discover_layout(MPI_Comm world, int emulated_nodes) {
   process_layout layout;
   DCUDA_MPI_CHECK(MPI_Comm_size(world, &layout.process_count));
   DCUDA_MPI_CHECK(MPI_Comm_rank(world, &layout.process_index));
 
-  // Processes that share memory are on one node.
+  // Processes that share memory are on one host.
   MPI_Comm node = MPI_COMM_NULL;
   DCUDA_MPI_CHECK(
       MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, layout.process_index, MPI_INFO_NULL, &node));
   DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
+  DCUDA_MPI_CHECK(MPI_Comm_size(node, &layout.host_count));
+  DCUDA_MPI_CHECK(MPI_Comm_rank(node, &layout.host_index));
+  // Emulated nodes: the host's processes in blocks. Checked alike on every process of the host,
+  // so all of them fail together.
+  if (emulated_nodes > 1) {
+    if (emulated_nodes > layout.host_count) {
+      MPI_Comm_free(&node);
+      throw runtime::error(
+          DCUDA_ERROR_SETTING,
+          "dcuda_host_init: DCUDA_EMULATE_NODES=" + std::to_string(emulated_nodes) +
+              " (--dcuda-emulate-nodes) asks for more nodes than the " +
+              std::to_string(layout.host_count) + " process(es) of process " +
+              std::to_string(layout.process_index) + "'s host");
+    }
+    MPI_Comm host = node;
+    DCUDA_MPI_CHECK(
+        MPI_Comm_split(host, emulated_node_of(layout.host_index, layout.host_count, emulated_nodes),
+                       layout.host_index, &node));
+    DCUDA_MPI_CHECK(MPI_Comm_free(&host));
+    DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
+  }
   DCUDA_MPI_CHECK(MPI_Comm_size(node, &layout.local_count));
   DCUDA_MPI_CHECK(MPI_Comm_rank(node, &layout.local_index));
 
@@ -91,7 +116,7 @@ process_layout discover_layout(MPI_Comm world) {
   layout.node_count = numbering[1];
 
   const std::string disagreement =
-      launcher_disagreement(layout.process_index, layout.local_index, layout.local_count,
+      launcher_disagreement(layout.process_index, layout.host_index, layout.host_count,
                             read_launcher_position(launcher_environment()));
   if (!disagreement.empty()) {
     std::fwrite(disagreement.data(), 1, disagreement.size(), stderr);

@@ -17,14 +17,28 @@ struct process_layout {
   int node_count = 1;
   int node_index = 0;   // nodes numbered by their lowest process index
   int local_count = 1;  // processes on this node
-  int local_index = 0;  // this process among them (in process order): picks its GPU (choose_gpu)
+  int local_index = 0;  // this process among them (in process order)
+  // The same on the host (the processes that share memory): they differ from the node's only
+  // where emulated nodes split a host. The host-local index picks the GPU (choose_gpu).
+  int host_count = 1;
+  int host_index = 0;
 };
 
 // Collective over `world`. The processes of a node are those of an MPI shared-memory split
 // (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): exactly the processes the peer path can join.
 // Where the launcher's own node-local variables disagree with it (read_launcher_position), a
 // `dcuda: warning:` on standard error says so; the split is followed.
-process_layout discover_layout(MPI_Comm world);
+// `emulated_nodes` > 1 (DCUDA_EMULATE_NODES) splits the processes of each host further into that
+// many nodes (emulated_node_of), so that one host can stand for several nodes: processes on
+// different emulated nodes reach each other only through the network path. Throws
+// runtime::error (DCUDA_ERROR_SETTING) where a host has fewer processes than emulated nodes.
+process_layout discover_layout(MPI_Comm world, int emulated_nodes = 1);
+
+// The emulated node (0..nodes-1) of the process at host-local index `host_index` of
+// `host_count`: contiguous blocks in process order, index * nodes / count, so that with 4
+// processes and 2 nodes processes 0 and 1 form node 0 and 2 and 3 node 1, each taking GPUs of
+// its own (by host-local index). Every node gets at least one process where nodes <= count.
+int emulated_node_of(int host_index, int host_count, int nodes);
 
 using environment_list = std::vector<std::pair<std::string, std::string>>;
 

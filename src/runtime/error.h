@@ -37,6 +37,15 @@ bool gpu_usable_after(dcuda_error_code code);
 
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call);
 
+// The error path of the C API (host_api.cpp): prints "dcuda: error: <call>: <what>", hands the
+// error to the program's handler, ends the process with exit status 1 (_Exit: nothing is torn
+// down). Called by the API boundary, and directly where tearing down first could block on a
+// peer or a running kernel, so that the error is printed before any teardown.
+[[noreturn]] void report_and_exit(const char* call, const std::exception& failure);
+// The same with `text` printed as it is, without the call in front.
+[[noreturn]] void report_and_exit(const char* call, dcuda_error_code code,
+                                  const std::string& text);
+
 }  // namespace dcuda::runtime
 
 // Checks a CUDA runtime call; the message carries the call as written.

@@ -13,6 +13,7 @@
 
 #include "dcuda/host.h"
 #include "runtime/diagnostics.h"
+#include "runtime/exit_check.h"
 #include "runtime/host_context.h"
 
 namespace {
@@ -35,14 +36,16 @@ std::set<const dcuda_host_context*>& live_contexts() {
   return contexts;
 }
 
-// Prints the error, hands it to the program's handler, ends the process. The text and call stay
-// alive for the handler (the process ends before they would be freed).
-[[noreturn]] void report_and_exit(const char* call, const std::exception& failure) {
+}  // namespace
+
+namespace dcuda::runtime {
+
+// The text and call stay alive for the handler (the process ends before they would be freed).
+void report_and_exit(const char* call, dcuda_error_code code, const std::string& message) {
   // An error inside the handler (which must not call dcuda) ends the process at once.
   static std::atomic<bool> reporting{false};
   std::fflush(stdout);
-  std::string text = failure.what();
-  if (text.rfind(call, 0) != 0) text = std::string(call) + ": " + text;
+  const std::string text = message;
   std::fprintf(stderr, "dcuda: error: %s\n", text.c_str());
   std::fflush(stderr);
   if (!reporting.exchange(true)) {
@@ -54,18 +57,29 @@ std::set<const dcuda_host_context*>& live_contexts() {
       user_data = error_handler().user_data;
     }
     if (handler != nullptr) {
-      const dcuda_error_code code = dcuda::runtime::code_of(failure);
-      const dcuda_error_info info{code, call, text.c_str(), dcuda::runtime::known_process_index(),
-                                  dcuda::runtime::gpu_usable_after(code) ? 1 : 0};
+      const dcuda_error_info info{code, call, text.c_str(), known_process_index(),
+                                  gpu_usable_after(code) ? 1 : 0};
       handler(&info, user_data);
       std::fflush(stdout);
       std::fflush(stderr);
     }
   }
   // _Exit: a hung or faulted kernel may still hold the GPU; running atexit handlers (CUDA's
-  // among them) could block on it.
+  // among them) could block on it, and so could MPI_Finalize on a peer that is gone.
   std::_Exit(EXIT_FAILURE);
 }
+
+void report_and_exit(const char* call, const std::exception& failure) {
+  std::string text = failure.what();
+  if (text.rfind(call, 0) != 0) text = std::string(call) + ": " + text;
+  report_and_exit(call, code_of(failure), text);
+}
+
+}  // namespace dcuda::runtime
+
+namespace {
+
+using dcuda::runtime::report_and_exit;
 
 template <typename Body>
 auto guarded(const char* call, Body&& body) -> decltype(body()) {
@@ -136,6 +150,8 @@ const char* dcuda_error_name(dcuda_error_code code) {
       return "DCUDA_ERROR_PEER";
     case DCUDA_ERROR_INTERNAL:
       return "DCUDA_ERROR_INTERNAL";
+    case DCUDA_ERROR_INTERRUPTED:
+      return "DCUDA_ERROR_INTERRUPTED";
   }
   return "DCUDA_ERROR_UNKNOWN";
 }
@@ -182,6 +198,8 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
                                                            context->rank_info().rank_responsible));
     }
     live_contexts().insert(context.get());
+    dcuda::runtime::note_live_context(context->rank_info().process_index,
+                                      context->rank_info().process_count);
     *ctx = context.release();
     dcuda::runtime::trace("dcuda_host_init: done");
   });
@@ -229,6 +247,7 @@ void dcuda_host_finish(dcuda_host_context_handle ctx) {
   guarded("dcuda_host_finish", [&] {
     std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx));
     live_contexts().erase(ctx);
+    dcuda::runtime::note_finished_context(owner->rank_info().process_count);
     dcuda::runtime::trace("dcuda_host_finish: releasing the GPU's buffers and the mappings");
   });
 }

@@ -15,6 +15,7 @@
 #include "runtime/log_printing.h"
 #include "runtime/network_proxy.h"
 #include "runtime/polling_thread.h"
+#include "runtime/signal_watch.h"
 #include "runtime/watchdog.h"
 #include "runtime/watchdog_loop.h"
 
@@ -26,7 +27,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     : settings_(settings),
       kernel_(kernel),
       threads_per_rank_(threads_per_rank),
-      placement_(place_process(settings.device, settings.verbose)),
+      placement_(place_process(settings.device, settings.verbose, settings.emulate_nodes)),
       paths_(decide_paths(placement_, settings.force_network)),
       counts_(
           count_ranks(placement_, paths_, kernel, threads_per_rank, settings.max_ranks_per_device)),
@@ -113,13 +114,23 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   buffers_.prepare_run(device_data, stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 
-  // Other processes: the network side of the proxy (created by all processes together).
+  // Other processes: the network side of the proxy (created by all processes together). Declared
+  // before the try block, so that a failure is reported while it still exists: its teardown
+  // (the engine's, world collectives' stream) must not come before the message.
   std::optional<network_proxy> network;
-  if (buffers_.shape().process_count > 1) {
-    network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
-                    *incoming_staging_, settings_.network_trace);
+  try {
+    if (buffers_.shape().process_count > 1) {
+      network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
+                      *incoming_staging_, settings_.network_trace);
+    }
+    return finish_run(network, user_data, device_data, size);
+  } catch (const std::exception& failure) {
+    report_and_exit("dcuda_host_run", failure);
   }
+}
 
+double dcuda_host_context::finish_run(std::optional<network_proxy>& network, void* user_data,
+                                      void* device_data, std::size_t size) {
   command_server server(buffers_, network ? &*network : nullptr);
   channel_consumer logs(buffers_.log_channel(), {.rank_start = buffers_.shape().rank_start,
                                                  .rank_count = buffers_.shape().device_ranks,
@@ -133,6 +144,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   cuda_event finished;
   run_outcome outcome;
   {
+    const signal_watch signals;  // SIGTERM, SIGINT: the watch loop stops the run
     polling_thread command_proxy(
         [&] { return server.poll(); }, std::chrono::microseconds(0),
         // The CUDA device is per thread: the proxy's copies and events belong to this GPU.
@@ -154,6 +166,8 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   }  // threads drain what the device sent, then stop
   const std::string& proxy_failure = server.failure();
 
+  // First: the ranks were stopped because of it, whatever they reported on their way out.
+  if (outcome.signal) throw interruption_error(*outcome.signal, rank_info_.process_index);
   const protocol::error_report& report = buffers_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {

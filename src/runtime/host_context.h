@@ -10,6 +10,7 @@
 
 #include "dcuda/host.h"
 #include "runtime/device_buffers.h"
+#include "runtime/network_proxy.h"
 #include "runtime/host_setup.h"
 #include "runtime/peer_rings.h"
 #include "runtime/pinned_pool.h"
@@ -42,6 +43,9 @@ struct dcuda_host_context {
     std::uint64_t id;
   };
   void check_shared_allocations() const;
+  // The part of run() after the network proxy exists: launch, watch, results.
+  double finish_run(std::optional<dcuda::runtime::network_proxy>& network, void* user_data,
+                    void* device_data, std::size_t size);
 
   dcuda::runtime::settings settings_;
   dcuda_kernel_t kernel_;

@@ -38,7 +38,7 @@ int select_device(const std::optional<int>& chosen,
   } else if (status != cudaSuccess) {
     throw_cuda_error(status, "cudaGetDeviceCount(&count)");
   }
-  const int local_index = job ? job->local_index : 0;
+  const int local_index = job ? job->host_index : 0;  // emulated nodes share the host's GPUs
   const bootstrap::gpu_choice choice = bootstrap::choose_gpu(local_index, count, chosen);
   DCUDA_CUDA_CHECK(cudaSetDevice(choice.device));
   if (verbose) info("takes GPU " + std::to_string(choice.device) + " (" + choice.reason + ")");
@@ -62,11 +62,12 @@ bool join_if_launched() {
   return true;
 }
 
-process_placement place_process(const std::optional<int>& chosen_device, bool verbose) {
+process_placement place_process(const std::optional<int>& chosen_device, bool verbose,
+                                int emulated_nodes) {
   process_placement placement;
   if (join_if_launched()) {
     placement.world = bootstrap::mpi_communicator(MPI_COMM_WORLD);
-    placement.job = bootstrap::discover_layout(placement.world.get());
+    placement.job = bootstrap::discover_layout(placement.world.get(), emulated_nodes);
   }
   placement.device = select_device(chosen_device, placement.job, verbose);
   return placement;

@@ -47,8 +47,10 @@ bool join_if_launched();
 // Joins the MPI job when the program was started by an MPI launcher or has initialised MPI
 // itself (collective then), and selects the GPU (bootstrap::choose_gpu): the one the settings
 // name (`chosen_device`), else its index among the processes of its node modulo the GPUs it
-// sees; `verbose` says which and why.
-process_placement place_process(const std::optional<int>& chosen_device, bool verbose);
+// sees; `verbose` says which and why. `emulated_nodes` (DCUDA_EMULATE_NODES) splits each host
+// into that many nodes (bootstrap::discover_layout).
+process_placement place_process(const std::optional<int>& chosen_device, bool verbose,
+                                int emulated_nodes = 1);
 
 // Collective in a job: the path to every process (runtime/process_paths.h); alone, only itself.
 process_paths decide_paths(const process_placement& placement, bool force_network);

@@ -93,8 +93,10 @@ constexpr setting_name debug{"DCUDA_DEBUG", "--dcuda-debug="};
 constexpr setting_name network_trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-trace="};
 constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER", "--dcuda-host-world-barrier="};
 constexpr setting_name shared_gpus{"DCUDA_ALLOW_SHARED_GPUS", "--dcuda-allow-shared-gpus="};
-constexpr setting_name all_settings[] = {device, ranks,         timeout,      network,    verbose,
-                                         debug,  network_trace, host_barrier, shared_gpus};
+constexpr setting_name emulate_nodes{"DCUDA_EMULATE_NODES", "--dcuda-emulate-nodes="};
+constexpr setting_name all_settings[] = {device,      ranks,        timeout,       network,
+                                         verbose,     debug,        network_trace, host_barrier,
+                                         shared_gpus, emulate_nodes};
 
 // Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
 constexpr const char* other_known_variables[] = {
@@ -102,8 +104,8 @@ constexpr const char* other_known_variables[] = {
     "DCUDA_APPS", "DCUDA_APPS_REPEATS", "DCUDA_APPS_SANITIZERS", "DCUDA_APPS_SANITIZER_PROCESSES",
     "DCUDA_APPS_STEPS", "DCUDA_BENCH_MAX_SIZE", "DCUDA_BENCH_ONLY", "DCUDA_BENCH_RESULTS",
     "DCUDA_CHECK_PART", "DCUDA_CHECK_TRACE", "DCUDA_CMAKE_ARGS", "DCUDA_COMMIT",
-    "DCUDA_NVSHMEM_RESULT", "DCUDA_PREFIX", "DCUDA_TESTS_REGEX", "DCUDA_TEST_SHARE_GPUS",
-    "DCUDA_TEST_SHARE_WINDOWS",
+    "DCUDA_NVSHMEM_RESULT", "DCUDA_PREFIX", "DCUDA_SOAK_SECONDS", "DCUDA_TESTS_REGEX",
+    "DCUDA_TEST_SHARE_GPUS", "DCUDA_TEST_SHARE_WINDOWS",
     // CMake options and cache variables: not run-time settings, but harmless in the environment.
     "DCUDA_BUILD_APPS", "DCUDA_BUILD_BENCH", "DCUDA_BUILD_EXAMPLES", "DCUDA_BUILD_TESTS",
     "DCUDA_BUILD_TOOLS", "DCUDA_WARNINGS_AS_ERRORS", "DCUDA_MIN_CUDA_ARCHITECTURE",
@@ -212,6 +214,9 @@ settings read_settings(const std::vector<std::string>& arguments,
   }
   if (auto value = lookup(host_barrier, arguments, environment)) {
     result.host_world_barrier = parse_switch(host_barrier, *value);
+  }
+  if (auto value = lookup(emulate_nodes, arguments, environment)) {
+    result.emulate_nodes = parse_integer(emulate_nodes, *value, 1);
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

@@ -26,6 +26,8 @@ struct settings {
                                       // warning where processes of a node share a GPU
   bool host_world_barrier = false;    // DCUDA_HOST_WORLD_BARRIER / --dcuda-host-world-barrier=1:
                                       // world barriers through the host proxies even within a node
+  int emulate_nodes = 1;  // DCUDA_EMULATE_NODES / --dcuda-emulate-nodes=N: each host's processes
+                          // as N nodes (bootstrap::discover_layout), reached by the network path
   std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
                               // hop times, to PREFIX.<process>.csv (runtime/network_trace.h)
 };

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "runtime/signal_watch.h"
+
 namespace dcuda::runtime {
 
 run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
@@ -12,7 +14,11 @@ run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
   std::optional<watchdog::clock::time_point> gave_up_at;
   while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
     const auto now = watchdog::clock::now();
-    if (!outcome.hang_report) {
+    if (!gave_up_at) outcome.signal = received_signal();
+    if (!gave_up_at && outcome.signal) {
+      buffers.request_abort();
+      gave_up_at = now;
+    } else if (!gave_up_at) {
       watchdog::verdict verdict = dog.check(now);
       if (verdict.what == watchdog::verdict::warning) {
         std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
@@ -27,6 +33,8 @@ run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  // A signal that came as the kernel ended still ends the run with its error.
+  if (!outcome.signal && !outcome.hang_report) outcome.signal = received_signal();
   return outcome;
 }
 

@@ -15,11 +15,12 @@ namespace dcuda::runtime {
 struct run_outcome {
   cudaError_t kernel_status = cudaSuccess;
   std::optional<std::string> hang_report;  // set when the watchdog found a standstill
+  std::optional<int> signal;  // SIGTERM or SIGINT reached the process (runtime/signal_watch.h)
 };
 
 // Waits until `finished` has happened. Warnings are printed and the run goes on; after a
-// standstill the ranks get a moment to stop (waiting ranks trap on the abort flag), then the run
-// is given up whatever they do.
+// standstill, or a SIGTERM or SIGINT (runtime/signal_watch.h), the ranks get a moment to stop
+// (waiting ranks trap on the abort flag), then the run is given up whatever they do.
 run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
                                  const device_buffers& buffers);
 

@@ -1,6 +1,9 @@
 #include "transport/mpi_engine.h"
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
+#include <mutex>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -62,15 +65,77 @@ mpi_engine::mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& s
   post_header_receive();
 }
 
+// Teardown never waits for a peer: it may follow a failure, with a peer gone or stuck, and must
+// not keep the process from ending (the error is printed before it, host_api.cpp). Receives are
+// cancelled; sends cannot be (MPI 4.0 deprecates it, Open MPI never did it), so every request
+// gets at most teardown_wait to complete, as they all do at once after quiesce. Those still
+// pending then are freed (MPI may still complete them) and the memory they use is kept for the
+// rest of the process's life, so that MPI never writes into or reads from freed memory. A
+// failing MPI call here cannot be reported (an error may be on its way out already): teardown
+// goes on without it. Messages claimed by MPI_Improbe (claimed_) belong to the communicator and
+// go with it.
 mpi_engine::~mpi_engine() {
-  if (header_request_ != MPI_REQUEST_NULL) {
-    MPI_Cancel(&header_request_);
-    MPI_Wait(&header_request_, MPI_STATUS_IGNORE);
+  std::vector<MPI_Request> pending;
+  const auto cancel = [&](MPI_Request& request) {
+    if (request == MPI_REQUEST_NULL) return;
+    MPI_Cancel(&request);
+    pending.push_back(request);
+  };
+  cancel(header_request_);
+  for (auto& from_source : incoming_) {
+    for (incoming& in : from_source) {
+      for (MPI_Request& request : in.requests) cancel(request);
+    }
   }
-  for (auto& [bytes, requests] : announcing_) {
-    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  for (const outgoing& out : outgoing_) {
+    for (MPI_Request request : out.requests) {
+      if (request != MPI_REQUEST_NULL) pending.push_back(request);
+    }
+  }
+  for (const auto& [bytes, requests] : announcing_) {
+    for (MPI_Request request : requests) {
+      if (request != MPI_REQUEST_NULL) pending.push_back(request);
+    }
+  }
+  if (!finish_within(pending, teardown_wait)) {
+    for (MPI_Request& request : pending) {
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    }
+    keep_until_exit(std::move(outgoing_), std::move(incoming_), std::move(announcing_));
   }
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+bool mpi_engine::finish_within(std::vector<MPI_Request>& requests,
+                               std::chrono::steady_clock::duration bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    int done = 0;
+    if (requests.empty() || MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                                        MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+      return requests.empty();
+    }
+    if (done != 0) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+void mpi_engine::keep_until_exit(
+    std::deque<outgoing> outgoing, std::vector<std::deque<incoming>> incoming,
+    std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing) {
+  struct kept_buffers {
+    std::deque<mpi_engine::outgoing> outgoing;
+    std::vector<std::deque<mpi_engine::incoming>> incoming;
+    std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing;
+  };
+  // Never freed, not even at exit: MPI may still use these buffers until it is finalised, which
+  // may come after the destructors of static objects. Moving a deque or vector keeps its
+  // elements where they are, which is what the requests point into.
+  static auto& kept = *std::make_unique<std::vector<kept_buffers>>().release();
+  static std::mutex kept_mutex;
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  kept.push_back({std::move(outgoing), std::move(incoming), std::move(announcing)});
 }
 
 void mpi_engine::post_header_receive() {

@@ -19,6 +19,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <map>
@@ -133,6 +134,16 @@ class mpi_engine {
   void accept(const header_message& header, int source_process);
   void receive_payload(incoming& in, int source_process, char* destination);
   std::size_t chunks_of(const remote_operation& op) const;
+
+  // Teardown (~mpi_engine): the longest it waits for outstanding requests before it frees them.
+  static constexpr std::chrono::milliseconds teardown_wait{1000};
+  // Whether every request of `requests` completed within `bound` (polling MPI_Testall).
+  static bool finish_within(std::vector<MPI_Request>& requests,
+                            std::chrono::steady_clock::duration bound);
+  // Keeps the buffers of requests freed while still pending for the rest of the process's life.
+  static void keep_until_exit(
+      std::deque<outgoing> outgoing, std::vector<std::deque<incoming>> incoming,
+      std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int process_index_ = 0;

@@ -32,6 +32,7 @@ DCUDA_TEST(error_names_are_the_enumerators) {
   DCUDA_CHECK_EQ(std::string(dcuda_error_name(DCUDA_ERROR_MPI)), "DCUDA_ERROR_MPI");
   DCUDA_CHECK_EQ(std::string(dcuda_error_name(DCUDA_ERROR_PEER)), "DCUDA_ERROR_PEER");
   DCUDA_CHECK_EQ(std::string(dcuda_error_name(DCUDA_ERROR_INTERNAL)), "DCUDA_ERROR_INTERNAL");
+  DCUDA_CHECK_EQ(std::string(dcuda_error_name(DCUDA_ERROR_INTERRUPTED)), "DCUDA_ERROR_INTERRUPTED");
   DCUDA_CHECK_EQ(std::string(dcuda_error_name(static_cast<dcuda_error_code>(0))),
                  "DCUDA_ERROR_UNKNOWN");
   DCUDA_CHECK_EQ(std::string(dcuda_error_name(static_cast<dcuda_error_code>(15))),
@@ -39,6 +40,7 @@ DCUDA_TEST(error_names_are_the_enumerators) {
   // The codes are part of the API: their values must not move.
   DCUDA_CHECK_EQ(static_cast<int>(DCUDA_ERROR_INVALID_ARGUMENT), 1);
   DCUDA_CHECK_EQ(static_cast<int>(DCUDA_ERROR_INTERNAL), 9);
+  DCUDA_CHECK_EQ(static_cast<int>(DCUDA_ERROR_INTERRUPTED), 10);
 }
 
 DCUDA_TEST(errors_carry_their_code_and_whether_the_gpu_is_usable) {
@@ -56,7 +58,7 @@ DCUDA_TEST(errors_carry_their_code_and_whether_the_gpu_is_usable) {
     DCUDA_CHECK(runtime::gpu_usable_after(code));
   }
   for (auto code : {DCUDA_ERROR_DEVICE_CALL, DCUDA_ERROR_TIMEOUT, DCUDA_ERROR_CUDA, DCUDA_ERROR_MPI,
-                    DCUDA_ERROR_PEER, DCUDA_ERROR_INTERNAL}) {
+                    DCUDA_ERROR_PEER, DCUDA_ERROR_INTERNAL, DCUDA_ERROR_INTERRUPTED}) {
     DCUDA_CHECK(!runtime::gpu_usable_after(code));
   }
 }

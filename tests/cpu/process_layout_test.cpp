@@ -1,9 +1,12 @@
 // The node-local position from each launcher's variables, and the GPU a process takes from it.
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bootstrap/process_layout.h"
 #include "runtime/error.h"
+#include "runtime/settings.h"
 #include "test_main.h"
 
 using namespace dcuda::bootstrap;
@@ -166,4 +169,53 @@ DCUDA_TEST(processes_sharing_a_gpu_are_named_once) {
   DCUDA_CHECK(!shared_gpu_warning({{0, "uuid-a", "0000:01:00.0"}, {0, "uuid-a", "0000:01:00.0"}}, 0)
                    .empty());
   DCUDA_CHECK(shared_gpu_warning({{0, "uuid-a", "x"}, {0, "uuid-b", "y"}}, 0).empty());
+}
+
+DCUDA_TEST(emulated_nodes_split_a_host_into_contiguous_blocks) {
+  // 4 processes, 2 nodes: 0 1 | 2 3.
+  const int four_in_two[] = {0, 0, 1, 1};
+  for (int i = 0; i < 4; ++i) DCUDA_CHECK_EQ(emulated_node_of(i, 4, 2), four_in_two[i]);
+  // 5 processes, 2 nodes: 0 1 2 | 3 4 (the earlier node is never the larger by more than one).
+  const int five_in_two[] = {0, 0, 0, 1, 1};
+  for (int i = 0; i < 5; ++i) DCUDA_CHECK_EQ(emulated_node_of(i, 5, 2), five_in_two[i]);
+  // Every count of nodes up to the count of processes: each node has a process, in order, and
+  // the sizes differ by at most one.
+  for (int count = 1; count <= 12; ++count) {
+    for (int nodes = 1; nodes <= count; ++nodes) {
+      std::vector<int> sizes(static_cast<std::size_t>(nodes), 0);
+      int previous = 0;
+      for (int i = 0; i < count; ++i) {
+        const int node = emulated_node_of(i, count, nodes);
+        DCUDA_CHECK(node >= previous && node < nodes);
+        previous = node;
+        ++sizes[static_cast<std::size_t>(node)];
+      }
+      const auto [least, most] = std::minmax_element(sizes.begin(), sizes.end());
+      DCUDA_CHECK(*least >= 1);
+      DCUDA_CHECK(*most - *least <= 1);
+    }
+  }
+  // One node: every process on it.
+  for (int i = 0; i < 7; ++i) DCUDA_CHECK_EQ(emulated_node_of(i, 7, 1), 0);
+}
+
+DCUDA_TEST(the_emulated_node_count_is_a_setting) {
+  using dcuda::runtime::read_settings;
+  DCUDA_CHECK_EQ(read_settings({}, {}).emulate_nodes, 1);
+  DCUDA_CHECK_EQ(read_settings({}, {{"DCUDA_EMULATE_NODES", "2"}}).emulate_nodes, 2);
+  DCUDA_CHECK_EQ(
+      read_settings({"--dcuda-emulate-nodes=3"}, {{"DCUDA_EMULATE_NODES", "2"}}).emulate_nodes, 3);
+  for (const char* bad : {"0", "-1", "two", ""}) {
+    try {
+      read_settings({}, {{"DCUDA_EMULATE_NODES", bad}});
+      throw dcuda_test::failure(std::string("DCUDA_EMULATE_NODES=") + bad + " was accepted");
+    } catch (const dcuda::runtime::error& e) {
+      DCUDA_CHECK_EQ(e.code(), DCUDA_ERROR_SETTING);
+      DCUDA_CHECK(std::string(e.what()).find("DCUDA_EMULATE_NODES") != std::string::npos);
+    }
+  }
+  DCUDA_CHECK(
+      dcuda::runtime::unknown_settings({"--dcuda-emulate-nodes=2"},
+                                       {{"DCUDA_EMULATE_NODES", "2"}, {"DCUDA_SOAK_SECONDS", "60"}})
+          .empty());
 }

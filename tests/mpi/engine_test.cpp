@@ -2,6 +2,7 @@
 // windows of the ranks: every byte, every notification, issue order, completion, refusals.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <optional>
 #include <cstring>
 #include <functional>
@@ -452,4 +453,42 @@ DCUDA_TEST(malformed_headers_are_refused_naming_the_sender) {
   for (int r = 0; r < layout.ranks_of(0); ++r) {
     for (int t = 0; t < 256; ++t) DCUDA_CHECK_EQ(ranks.notifications(r, t), 0u);
   }
+}
+
+// Teardown after a failure must not wait for a peer: here process 0 destroys its engine with a
+// 4 MiB put outstanding that process 1 does not receive yet (it is busy elsewhere). The
+// destructor gives up within its bound, and the put's buffers stay valid: process 1 later gets
+// every byte.
+DCUDA_TEST(teardown_does_not_wait_for_a_peer_that_does_not_receive) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  const int me = mpi_test::process_index();
+  std::optional<transport::mpi_engine> engine;
+  engine.emplace(MPI_COMM_WORLD, layout, ranks, 1u << 20);
+  constexpr std::size_t size = 4u << 20;
+  const auto bytes = payload(layout.rank_start(0), 1, size);
+  int token = 0;
+  if (me == 0) {
+    engine->post(operation(operation_kind::put_notify, layout.rank_start(0), layout.rank_start(1),
+                           0, 0, static_cast<std::int64_t>(size), 11, 1),
+                 bytes.data());
+    const auto started = std::chrono::steady_clock::now();
+    engine.reset();  // process 1 has posted no receive for the payload
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    DCUDA_CHECK(seconds < 3.0);
+    MPI_Send(&token, 1, MPI_INT, 1, 98, MPI_COMM_WORLD);
+    // The payload stays here until process 1 has it (the engine's contract for posted payloads).
+    MPI_Recv(&token, 1, MPI_INT, 1, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (me == 1) {
+    MPI_Recv(&token, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (ranks.notifications(0, 11) == 0 && std::chrono::steady_clock::now() < deadline) {
+      if (!engine->progress()) std::this_thread::yield();
+    }
+    DCUDA_CHECK_EQ(ranks.notifications(0, 11), 1u);
+    DCUDA_CHECK(holds_pattern(ranks.window(0, 0).data(), layout.rank_start(0), 1, size));
+    MPI_Send(&token, 1, MPI_INT, 0, 97, MPI_COMM_WORLD);
+  }
+  engine.reset();  // no operation outstanding on processes 1 and up: at once
 }
