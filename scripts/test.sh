@@ -53,12 +53,19 @@ ctest --test-dir build-mpich --output-on-failure -j "$(nproc)" -L mpi -LE gpu \
 
 # The sanitizer builds and the fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh), with Debian's
 # clang for libFuzzer (installed here if missing). Their JUnit reports join the count below.
-if ! command -v clang++ >/dev/null; then
-  echo "test.sh: installing clang"
+fuzzer_links() {
+  command -v clang++ >/dev/null && clang++ -x c++ -fsanitize=fuzzer -o "$summary_dir/fuzzer_check" - \
+    <<<'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' 2>/dev/null
+}
+if ! fuzzer_links; then
+  # libFuzzer is in clang's run-time package, which apt may leave out (a recommendation only).
+  echo "test.sh: installing clang and its run-time libraries"
   sudo_cmd=""
   if [ "$(id -u)" != 0 ]; then sudo_cmd=sudo; fi
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clang
+  clang_major=$(clang++ --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n 1)
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "libclang-rt-$clang_major-dev"
 fi
 SANITIZE_JUNIT_DIR="$summary_dir" bash scripts/sanitize.sh
 FUZZ_JUNIT="$summary_dir/fuzz.xml" bash scripts/fuzz.sh
