@@ -6,6 +6,8 @@
 # The MPI engine soaks for 60 s (DCUDA_SOAK_SECONDS, tests/mpi/CMakeLists.txt).
 # Then the MPI tests again under MPICH (Debian's mpich, installed here if missing): the MPI test
 # programs alone, built in build-mpich/ against MPICH, `ctest -L mpi -LE gpu` there.
+# Then the sanitizer builds of the CPU and MPI tests and the fuzz targets (scripts/sanitize.sh,
+# scripts/fuzz.sh; Debian's clang installed here if missing).
 # Arguments are passed on to the first ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,8 +53,27 @@ cmake --build build-mpich --target mpi_tests mpi_dies_early mpi_engine_soak
 ctest --test-dir build-mpich --output-on-failure -j "$(nproc)" -L mpi -LE gpu \
   --output-junit "$summary_dir/mpich.xml"
 
-# One closing line for both runs (each ctest stopped the script above if anything failed).
-python3 - "$summary_dir"/main.xml "$summary_dir"/mpich.xml <<'PY'
+# The sanitizer builds and the fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh), with Debian's
+# clang for libFuzzer (installed here if missing). Their JUnit reports join the count below.
+fuzzer_links() {
+  command -v clang++ >/dev/null && clang++ -x c++ -fsanitize=fuzzer -o "$summary_dir/fuzzer_check" - \
+    <<<'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' 2>/dev/null
+}
+if ! fuzzer_links; then
+  # libFuzzer is in clang's run-time package, which apt may leave out (a recommendation only).
+  echo "test.sh: installing clang and its run-time libraries"
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd=sudo; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clang
+  clang_major=$(clang++ --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n 1)
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "libclang-rt-$clang_major-dev"
+fi
+SANITIZE_JUNIT_DIR="$summary_dir" bash scripts/sanitize.sh
+FUZZ_JUNIT="$summary_dir/fuzz.xml" bash scripts/fuzz.sh
+
+# One closing line for every run (each stopped the script above if anything failed).
+python3 - "$summary_dir"/*.xml <<'PY'
 import sys
 import xml.etree.ElementTree as tree
 passed = failed = skipped = 0

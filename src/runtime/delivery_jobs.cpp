@@ -45,7 +45,9 @@ std::uint32_t delivery_jobs::submit_copy(void* destination, const void* source, 
   // Only host memory can be read here to carry the payload in the job.
   if (source_on_host && bytes <= protocol::delivery_inline_bytes) {
     job.kind = protocol::delivery_job_kind::copy_inline;
-    std::memcpy(&job.source, source, bytes);  // the first byte lowest (both sides little endian)
+    // The first byte lowest (both sides little endian). An empty copy may come with a NULL
+    // source, which memcpy must not be given even for 0 bytes.
+    if (bytes > 0) std::memcpy(&job.source, source, bytes);
   } else {
     job.kind = protocol::delivery_job_kind::copy;
     job.source = reinterpret_cast<std::uint64_t>(source);

@@ -1,6 +1,7 @@
 #include "runtime/watchdog.h"
 
 #include <atomic>
+#include <type_traits>
 #include <sstream>
 
 #include "dcuda/detail/protocol/calls.h"
@@ -34,22 +35,26 @@ watchdog::watchdog(const protocol::wait_record* records, int device_ranks, int r
 
 protocol::wait_record watchdog::read(int rank) const {
   // The device rewrites a record field by field, then stores `version` with release; read until
-  // the version is the same before and after the fields.
-  const protocol::wait_record& shared = records_[rank];
+  // the version is the same before and after the fields. Every field is read as an atomic
+  // (relaxed: the fence below orders them before the second read of the version), so that a
+  // read that overlaps a rewrite is a detected retry, not a data race.
+  auto& shared = const_cast<protocol::wait_record&>(records_[rank]);
+  const auto relaxed = [](auto& field) {
+    using field_type = std::remove_reference_t<decltype(field)>;
+    return protocol::system_atomic<field_type>(field).load(cuda::memory_order_relaxed);
+  };
   protocol::wait_record copy{};
   for (int attempt = 0; attempt < 8; ++attempt) {
     const std::uint32_t before =
-        protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(shared.version))
-            .load(cuda::memory_order_acquire);
-    const volatile protocol::wait_record& fields = shared;
-    copy.kind = fields.kind;
-    copy.call_id = fields.call_id;
-    copy.detail = fields.detail;
-    copy.needed = fields.needed;
-    copy.available = fields.available;
-    copy.started = fields.started;
+        protocol::system_atomic<std::uint32_t>(shared.version).load(cuda::memory_order_acquire);
+    copy.kind = relaxed(shared.kind);
+    copy.call_id = relaxed(shared.call_id);
+    copy.detail = relaxed(shared.detail);
+    copy.needed = relaxed(shared.needed);
+    copy.available = relaxed(shared.available);
+    copy.started = relaxed(shared.started);
     std::atomic_thread_fence(std::memory_order_acquire);
-    copy.version = fields.version;
+    copy.version = relaxed(shared.version);
     if (copy.version == before) break;
   }
   return copy;

@@ -24,7 +24,7 @@ std::string piece(int producer, int serial) {
 }
 
 // A producer as the device runs it: reserve, wait for room, fill, publish.
-void send(const channel_view& channel, int producer, int serial, std::uint32_t n) {
+void send_as_device(const channel_view& channel, int producer, int serial, std::uint32_t n) {
   const std::uint32_t first = reserve_entries(channel, n);
   std::uint32_t consumed = 0;
   while (!producer_has_room(channel, first, n, consumed)) std::this_thread::yield();
@@ -49,7 +49,7 @@ void run_contention(std::uint32_t capacity, std::uint32_t start, int producers, 
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
       while (!go) std::this_thread::yield();
-      for (int s = 0; s < per_producer; ++s) send(channel.view, p, s, 1 + (s + p) % 3);
+      for (int s = 0; s < per_producer; ++s) send_as_device(channel.view, p, s, 1 + (s + p) % 3);
     });
   }
   std::vector<int> next(static_cast<std::size_t>(producers), 0);
@@ -94,10 +94,10 @@ DCUDA_TEST(channel_survives_ticket_wraparound) {
 
 DCUDA_TEST(channel_full_ring_blocks_producer_until_consumer_publishes) {
   host_channel channel(4);
-  for (int s = 0; s < 4; ++s) send(channel.view, 0, s, 1);
+  for (int s = 0; s < 4; ++s) send_as_device(channel.view, 0, s, 1);
   std::atomic<bool> fifth_sent{false};
   std::thread producer([&] {
-    send(channel.view, 0, 4, 1);
+    send_as_device(channel.view, 0, 4, 1);
     fifth_sent = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

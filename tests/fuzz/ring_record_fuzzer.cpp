@@ -1,0 +1,38 @@
+// libFuzzer target: the peer rings' record decoder (protocol/peer_ring.h), which the target rank
+// runs on the two 64-bit words another GPU's rank wrote into its ring.
+//
+// Input: the two words and the ticket the reader expects (8 + 8 + 4 bytes). Properties: a record
+// is complete only when both words carry the ticket's stamp; every bit of a complete record is the
+// stamp or a field, so encoding the decoded record under the same ticket gives the same words; and
+// the decoded fields stay inside the widths the layout gives them.
+#include <cstdint>
+
+#include "dcuda/detail/protocol/peer_ring.h"
+#include "fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace dcuda::protocol;
+  dcuda_fuzz::input in(data, size);
+  ring_words words{};
+  words.first = in.take<std::uint64_t>();
+  words.second = in.take<std::uint64_t>();
+  const auto ticket = in.take<std::uint32_t>();
+
+  const std::uint32_t stamp = ring_stamp(ticket);
+  const bool complete = ring_record_complete(words, ticket);
+  const bool stamped = static_cast<std::uint32_t>(words.first >> 32) == stamp &&
+                       static_cast<std::uint32_t>(words.second) >> 16 == short_stamp(stamp);
+  if (complete != stamped) dcuda_fuzz::violated("completeness is not both words' stamps");
+  if (stamp == 0 || short_stamp(stamp) == 0) dcuda_fuzz::violated("a stamp of 0");
+  if (!complete) return 0;
+
+  const ring_record record = decode_ring_record(words);
+  const ring_words again = encode_ring_record(record, ticket);
+  if (again.first != words.first || again.second != words.second) {
+    dcuda_fuzz::violated("a complete record does not encode back to its words");
+  }
+  if (record.offset > 0x7fffffffu || record.window_slot > 31u || record.size > 7u) {
+    dcuda_fuzz::violated("a decoded field is wider than its place in the record");
+  }
+  return 0;
+}
