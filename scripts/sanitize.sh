@@ -60,12 +60,7 @@ if [ -z "$only" ] || [ "$only" = tsan ]; then
   echo "sanitize.sh: ThreadSanitizer (build-tsan/)"
   configure build-tsan thread
   cmake --build build-tsan --target cpu_tests bench_tests
-  # Known formal races, until fixed: the consumer reads a compact entry's type (the upper half of
-  # the head word, which the producer stores as one 8-byte atomic) with a plain load
-  # (runtime/channel_consumer.cpp), and the test's producer reuses slots in the hand-off that
-  # tsan.supp describes for channel_test.cpp, which it does not name.
-  known='^cpu_tests\.compact_and_regular_entries_keep_each_producers_order$'
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$suppressions/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R '^(cpu_tests|bench_tests)\.' \
-    -E "$known" "${tsan_junit[@]}"
+    "${tsan_junit[@]}"
 fi

@@ -10,7 +10,13 @@ namespace dcuda::runtime {
 std::optional<channel_message> channel_consumer::try_take() {
   const protocol::channel_entry* first = protocol::ready_entry(view_, position_);
   if (first == nullptr) return std::nullopt;
-  if (first->type == static_cast<std::uint16_t>(protocol::message_type::remote_operation_compact)) {
+  // Relaxed atomic: a compact entry's head is one 8-byte atomic store of the producer, and only
+  // its sequence half is ordered by ready_entry's acquire (the compact reader then checks every
+  // word's sequence); the type shares that word.
+  const std::uint16_t type =
+      protocol::system_atomic<std::uint16_t>(const_cast<std::uint16_t&>(first->type))
+          .load(cuda::memory_order_relaxed);
+  if (type == static_cast<std::uint16_t>(protocol::message_type::remote_operation_compact)) {
     return try_take_compact();
   }
   const std::string problem =

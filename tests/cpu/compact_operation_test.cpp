@@ -147,6 +147,39 @@ DCUDA_TEST(compact_entry_with_a_word_from_the_previous_lap_is_not_taken) {
   DCUDA_CHECK_EQ(read_message(*message).op.offset, 99);
 }
 
+// A producer of compact entries and regular two-entry messages, as a GPU's ranks send them; a
+// named function so that ThreadSanitizer's suppression of the channel's slot reuse
+// (tests/sanitizers/tsan.supp) names it.
+static void send_mixed_as_device(const channel_view& channel, int p, int per_producer,
+                                 const std::atomic<bool>& stop) {
+  for (int s = 0; s < per_producer && !stop; ++s) {
+    const std::uint32_t n = s % 3 == 0 ? 2u : 1u;
+    const std::uint32_t first = reserve_entries(channel, n);
+    std::uint32_t consumed = 0;
+    while (!producer_has_room(channel, first, n, consumed)) {
+      if (stop) return;
+      std::this_thread::yield();
+    }
+    remote_operation op = put_notify(p, 0, 0, s, 8, p);
+    const auto payload = static_cast<std::uint64_t>(s) << 8 | static_cast<std::uint64_t>(p);
+    if (n == 1) {
+      store_compact(channel, first, op, payload);
+      continue;
+    }
+    // Regular: header and operation in the first entry, the payload in the second.
+    for (std::uint32_t i = 0; i < n; ++i) {
+      channel_entry& entry = entry_at(channel, first + i);
+      entry.type = static_cast<std::uint16_t>(message_type::remote_operation);
+      entry.entries = static_cast<std::uint16_t>(i == 0 ? n : 0);
+      entry.rank = p;
+      entry.aux = 0;
+    }
+    std::memcpy(entry_at(channel, first).payload, &op, sizeof op);
+    std::memcpy(entry_at(channel, first + 1).payload, &payload, sizeof payload);
+    for (std::uint32_t i = 0; i < n; ++i) publish_entry(entry_at(channel, first + i), first + i);
+  }
+}
+
 // Producers mix compact entries with regular two-entry messages; the consumer sees every
 // operation, in each producer's order, with its own payload.
 DCUDA_TEST(compact_and_regular_entries_keep_each_producers_order) {
@@ -158,33 +191,7 @@ DCUDA_TEST(compact_and_regular_entries_keep_each_producers_order) {
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
       while (!go) std::this_thread::yield();
-      for (int s = 0; s < per_producer && !stop; ++s) {
-        const std::uint32_t n = s % 3 == 0 ? 2u : 1u;
-        const std::uint32_t first = reserve_entries(channel.view, n);
-        std::uint32_t consumed = 0;
-        while (!producer_has_room(channel.view, first, n, consumed)) {
-          if (stop) return;
-          std::this_thread::yield();
-        }
-        remote_operation op = put_notify(p, 0, 0, s, 8, p);
-        const auto payload = static_cast<std::uint64_t>(s) << 8 | static_cast<std::uint64_t>(p);
-        if (n == 1) {
-          store_compact(channel.view, first, op, payload);
-          continue;
-        }
-        // Regular: header and operation in the first entry, the payload in the second.
-        for (std::uint32_t i = 0; i < n; ++i) {
-          channel_entry& entry = entry_at(channel.view, first + i);
-          entry.type = static_cast<std::uint16_t>(message_type::remote_operation);
-          entry.entries = static_cast<std::uint16_t>(i == 0 ? n : 0);
-          entry.rank = p;
-          entry.aux = 0;
-        }
-        std::memcpy(entry_at(channel.view, first).payload, &op, sizeof op);
-        std::memcpy(entry_at(channel.view, first + 1).payload, &payload, sizeof payload);
-        for (std::uint32_t i = 0; i < n; ++i)
-          publish_entry(entry_at(channel.view, first + i), first + i);
-      }
+      send_mixed_as_device(channel.view, p, per_producer, stop);
     });
   }
   go = true;
