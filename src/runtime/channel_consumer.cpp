@@ -57,9 +57,9 @@ std::optional<channel_message> channel_consumer::try_take_compact() {
   std::uint64_t payload = 0;
   if (!protocol::decode_compact_operation(entry, protocol::entry_sequence(position_), op, payload))
     return std::nullopt;
-  // Complete now: checked before its size says how much of `payload` to copy.
-  const std::string problem =
-      checks::check_compact_entry(std::as_bytes(std::span(&entry, 1)), limits_);
+  // Complete now: checked before its size says how much of `payload` to copy (the operation's
+  // other fields are checked where the proxy takes it, network_proxy::take_operation).
+  const std::string problem = checks::check_compact_operation(op, limits_);
   if (!problem.empty()) throw error(problem);
   // The layout the regular message has (network_proxy::take_operation): the operation and its
   // source address (none) in the first entry's payload, then the inline payload.

@@ -58,29 +58,32 @@ std::string describe(const remote_operation& op) {
   return text.str();
 }
 
-// The checks both directions share: kind, tag, payload range. `what` names the message.
-std::string check_common(const remote_operation& op, const std::string& what) {
+// The checks both directions share: kind, tag, payload range. `what()` names the message; it is
+// called only for an error, since these checks run on every operation the proxy sends or
+// receives.
+template <typename Description>
+std::string check_common(const remote_operation& op, const Description& what) {
   if (!known_kind(op.kind)) {
-    return what + ": kind " + std::to_string(op.kind) + " is none of put (1), put_notify (2), " +
+    return what() + ": kind " + std::to_string(op.kind) + " is none of put (1), put_notify (2), " +
            "notify (3)";
   }
   if (protocol::notifies(op) && (op.tag < 0 || op.tag >= protocol::tag_count)) {
-    return what + ": tag " + std::to_string(op.tag) + " is outside 0.." +
+    return what() + ": tag " + std::to_string(op.tag) + " is outside 0.." +
            std::to_string(protocol::tag_count - 1);
   }
-  if (op.size < 0) return what + ": size " + std::to_string(op.size) + " is negative";
+  if (op.size < 0) return what() + ": size " + std::to_string(op.size) + " is negative";
   if (op.kind == static_cast<std::int32_t>(operation_kind::notify) && op.size != 0) {
-    return what + ": a notify carries no payload, but size is " + std::to_string(op.size);
+    return what() + ": a notify carries no payload, but size is " + std::to_string(op.size);
   }
   if (protocol::carries_payload(op)) {
     if (op.window < 0 || op.window >= protocol::max_windows) {
-      return what + ": window slot " + std::to_string(op.window) + " is outside 0.." +
+      return what() + ": window slot " + std::to_string(op.window) + " is outside 0.." +
              std::to_string(protocol::max_windows - 1);
     }
-    if (op.offset < 0) return what + ": offset " + std::to_string(op.offset) + " is negative";
+    if (op.offset < 0) return what() + ": offset " + std::to_string(op.offset) + " is negative";
     if (op.size > std::numeric_limits<std::int64_t>::max() - op.offset) {
-      return what + ": offset " + std::to_string(op.offset) + " + size " + std::to_string(op.size) +
-             " overflows";
+      return what() + ": offset " + std::to_string(op.offset) + " + size " +
+             std::to_string(op.size) + " overflows";
     }
   }
   return {};
@@ -98,30 +101,32 @@ T read_as(bytes message) {
 // ---- operation headers ----
 
 std::string check_operation_fields(const remote_operation& op, const header_limits& limits) {
-  const std::string what =
-      "process " + std::to_string(limits.source_process) + " sent " + describe(op);
+  const auto what = [&] {
+    return std::string("process " + std::to_string(limits.source_process) + " sent " +
+                       describe(op));
+  };
   if (std::string problem = check_common(op, what); !problem.empty()) return problem;
   if (!within(op.source_rank, limits.source_rank_start, limits.source_rank_count)) {
-    return what + ": source rank " + std::to_string(op.source_rank) +
+    return what() + ": source rank " + std::to_string(op.source_rank) +
            " is not one of the sender's " +
            rank_span(limits.source_rank_start, limits.source_rank_count);
   }
   if (!within(op.target_rank, limits.target_rank_start, limits.target_rank_count)) {
-    return what + ": target rank " + std::to_string(op.target_rank) +
+    return what() + ": target rank " + std::to_string(op.target_rank) +
            " is not one of this process's " +
            rank_span(limits.target_rank_start, limits.target_rank_count);
   }
   if (protocol::carries_payload(op) && op.size > limits.max_payload_bytes) {
-    return what + ": size " + std::to_string(op.size) + " is more than the " +
+    return what() + ": size " + std::to_string(op.size) + " is more than the " +
            std::to_string(limits.max_payload_bytes) + " bytes one operation may stage";
   }
   return {};
 }
 
 std::string check_operation_header(bytes message, const header_limits& limits) {
-  const std::string from = "process " + std::to_string(limits.source_process);
+  const auto from = [&] { return std::string("process " + std::to_string(limits.source_process)); };
   if (message.size() < sizeof(remote_operation)) {
-    return from + " sent an operation header of " + std::to_string(message.size()) +
+    return from() + " sent an operation header of " + std::to_string(message.size()) +
            " bytes; a header has at least " + std::to_string(sizeof(remote_operation));
   }
   const auto op = read_as<remote_operation>(message);
@@ -130,7 +135,7 @@ std::string check_operation_header(bytes message, const header_limits& limits) {
   const bool payload_inside = protocol::carries_payload(op) && size <= limits.header_payload_bytes;
   const std::size_t expected = sizeof(remote_operation) + (payload_inside ? size : 0);
   if (message.size() != expected) {
-    return from + " sent " + describe(op) + " in a message of " + std::to_string(message.size()) +
+    return from() + " sent " + describe(op) + " in a message of " + std::to_string(message.size()) +
            " bytes; its header says " + std::to_string(expected);
   }
   return {};
@@ -139,26 +144,28 @@ std::string check_operation_header(bytes message, const header_limits& limits) {
 // ---- announcements ----
 
 std::string check_announcement(bytes message, const announcement_limits& limits) {
-  const std::string from = "process " + std::to_string(limits.source_process);
+  const auto from = [&] { return std::string("process " + std::to_string(limits.source_process)); };
   if (message.size() < sizeof(announcement_head)) {
-    return from + " sent a collective announcement of " + std::to_string(message.size()) +
+    return from() + " sent a collective announcement of " + std::to_string(message.size()) +
            " bytes; an announcement has at least " + std::to_string(sizeof(announcement_head));
   }
   const auto head = read_as<announcement_head>(message);
-  const std::string what = from + " announced collective " + std::to_string(head.sequence) +
-                           " (call " + std::to_string(head.call) + ")";
+  const auto what = [&] {
+    return std::string(from() + " announced collective " + std::to_string(head.sequence) +
+                       " (call " + std::to_string(head.call) + ")");
+  };
   if (head.sequence != limits.expected_sequence) {
-    return what + ": sequence " + std::to_string(head.sequence) + " is not the next one, " +
+    return what() + ": sequence " + std::to_string(head.sequence) + " is not the next one, " +
            std::to_string(limits.expected_sequence) +
            (head.sequence < limits.expected_sequence ? " (a duplicate)" : "");
   }
   if (head.sequence > limits.latest_sequence) {
-    return what + ": sequence " + std::to_string(head.sequence) +
+    return what() + ": sequence " + std::to_string(head.sequence) +
            " is more than one collective ahead of this process's " +
            std::to_string(limits.latest_sequence - 1);
   }
   if (head.headers_sent < limits.headers_sent_before) {
-    return what + ": headers_sent " + std::to_string(head.headers_sent) +
+    return what() + ": headers_sent " + std::to_string(head.headers_sent) +
            " is below the previous announcement's " + std::to_string(limits.headers_sent_before);
   }
   return {};
@@ -196,26 +203,28 @@ std::string check_window_card(const window_card& card, int rank) {
 
 std::string check_window_contribution(bytes contribution, int source_process, int source_rank_start,
                                       int expected_ranks) {
-  const std::string what =
-      "process " + std::to_string(source_process) + " contributed to dcuda_win_create";
+  const auto what = [&] {
+    return std::string("process " + std::to_string(source_process) +
+                       " contributed to dcuda_win_create");
+  };
   if (contribution.size() < sizeof(window_contribution_head)) {
-    return what + " " + std::to_string(contribution.size()) + " bytes; the head alone has " +
+    return what() + " " + std::to_string(contribution.size()) + " bytes; the head alone has " +
            std::to_string(sizeof(window_contribution_head));
   }
   const auto head = read_as<window_contribution_head>(contribution);
   if (head.ranks != expected_ranks) {
-    return what + " for " + std::to_string(head.ranks) + " ranks; it owns " +
+    return what() + " for " + std::to_string(head.ranks) + " ranks; it owns " +
            std::to_string(expected_ranks);
   }
   const std::size_t expected = sizeof(window_contribution_head) +
                                sizeof(window_card) * static_cast<std::size_t>(expected_ranks);
   if (contribution.size() != expected) {
-    return what + " " + std::to_string(contribution.size()) + " bytes; " +
+    return what() + " " + std::to_string(contribution.size()) + " bytes; " +
            std::to_string(expected_ranks) + " ranks make " + std::to_string(expected);
   }
   for (int slot = 0; slot < protocol::max_windows; ++slot) {
     if (head.generation[slot] > 0x7fffffu) {
-      return what + ": the generation " + std::to_string(head.generation[slot]) + " of slot " +
+      return what() + ": the generation " + std::to_string(head.generation[slot]) + " of slot " +
              std::to_string(slot) + " has more than 23 bits";
     }
   }
@@ -226,7 +235,7 @@ std::string check_window_contribution(bytes contribution, int source_process, in
                     sizeof(window_card) * static_cast<std::size_t>(r),
                 sizeof card);
     if (std::string problem = check_window_card(card, source_rank_start + r); !problem.empty()) {
-      return what + ": " + problem;
+      return what() + ": " + problem;
     }
   }
   return {};
@@ -266,21 +275,23 @@ std::string check_channel_entry(bytes entry, const channel_limits& limits) {
            " bytes; entries have " + std::to_string(sizeof(protocol::channel_entry));
   }
   const auto head = read_as<protocol::channel_entry>(entry);
-  const std::string what = "command channel: an entry of rank " + std::to_string(head.rank) +
-                           " (type " + std::to_string(head.type) + ", " +
-                           std::to_string(head.entries) + " entries)";
+  const auto what = [&] {
+    return std::string("command channel: an entry of rank " + std::to_string(head.rank) +
+                       " (type " + std::to_string(head.type) + ", " + std::to_string(head.entries) +
+                       " entries)");
+  };
   const std::uint32_t most = max_entries(static_cast<protocol::message_type>(head.type));
-  if (most == 0) return what + ": type " + std::to_string(head.type) + " is no message type";
+  if (most == 0) return what() + ": type " + std::to_string(head.type) + " is no message type";
   if (!within(head.rank, limits.rank_start, limits.rank_count)) {
-    return what + ": rank " + std::to_string(head.rank) + " is not one of this GPU's " +
+    return what() + ": rank " + std::to_string(head.rank) + " is not one of this GPU's " +
            rank_span(limits.rank_start, limits.rank_count);
   }
   if (head.entries > limits.capacity) {
-    return what + ": " + std::to_string(head.entries) + " entries do not fit the ring of " +
+    return what() + ": " + std::to_string(head.entries) + " entries do not fit the ring of " +
            std::to_string(limits.capacity);
   }
   if (head.entries > most) {
-    return what + ": " + std::to_string(head.entries) + " entries; this type takes at most " +
+    return what() + ": " + std::to_string(head.entries) + " entries; this type takes at most " +
            std::to_string(most);
   }
   return {};
@@ -288,19 +299,21 @@ std::string check_channel_entry(bytes entry, const channel_limits& limits) {
 
 std::string check_channel_operation(const remote_operation& op, int issuing_rank,
                                     const channel_limits& limits) {
-  const std::string what =
-      "command channel: rank " + std::to_string(issuing_rank) + " handed over " + describe(op);
+  const auto what = [&] {
+    return std::string("command channel: rank " + std::to_string(issuing_rank) + " handed over " +
+                       describe(op));
+  };
   if (std::string problem = check_common(op, what); !problem.empty()) return problem;
   if (op.source_rank != issuing_rank) {
-    return what + ": source rank " + std::to_string(op.source_rank) +
+    return what() + ": source rank " + std::to_string(op.source_rank) +
            " is not the rank of the entry, " + std::to_string(issuing_rank);
   }
   if (!within(op.target_rank, 0, limits.world_size)) {
-    return what + ": target rank " + std::to_string(op.target_rank) + " is outside 0.." +
+    return what() + ": target rank " + std::to_string(op.target_rank) + " is outside 0.." +
            std::to_string(limits.world_size - 1);
   }
   if (op.size > std::numeric_limits<std::int32_t>::max()) {
-    return what + ": size " + std::to_string(op.size) + " is more than a device int";
+    return what() + ": size " + std::to_string(op.size) + " is more than a device int";
   }
   return {};
 }
@@ -318,6 +331,11 @@ std::string check_compact_entry(bytes entry, const channel_limits& limits) {
     return "command channel: a compact entry whose words do not all carry its sequence " +
            std::to_string(sequence);
   }
+  if (std::string problem = check_compact_operation(op, limits); !problem.empty()) return problem;
+  return check_channel_operation(op, op.source_rank, limits);
+}
+
+std::string check_compact_operation(const remote_operation& op, const channel_limits& limits) {
   // The rank is the source rank: the entry has no other (word 0 holds the sequence).
   if (!within(op.source_rank, limits.rank_start, limits.rank_count)) {
     return "command channel: a compact entry of rank " + std::to_string(op.source_rank) +
@@ -328,15 +346,17 @@ std::string check_compact_entry(bytes entry, const channel_limits& limits) {
            describe(op) + " as a compact entry: size " + std::to_string(op.size) +
            " is more than its " + std::to_string(protocol::compact_payload_bytes) + " bytes";
   }
-  return check_channel_operation(op, op.source_rank, limits);
+  return {};
 }
 
 std::string check_collective_request(bytes payload, int rank) {
-  const std::string what = "command channel: rank " + std::to_string(rank) +
-                           " handed over a "
-                           "collective";
+  const auto what = [&] {
+    return std::string("command channel: rank " + std::to_string(rank) +
+                       " handed over a "
+                       "collective");
+  };
   if (payload.size() < sizeof(protocol::world_collective_request)) {
-    return what + " of " + std::to_string(payload.size()) + " bytes; a request has " +
+    return what() + " of " + std::to_string(payload.size()) + " bytes; a request has " +
            std::to_string(sizeof(protocol::world_collective_request));
   }
   const auto request = read_as<protocol::world_collective_request>(payload);
@@ -347,12 +367,12 @@ std::string check_collective_request(bytes payload, int rank) {
                           request.call == static_cast<std::uint32_t>(call::win_create) ||
                           request.call == static_cast<std::uint32_t>(call::win_free);
   if (!collective) {
-    return what + ": call " + std::to_string(request.call) + " is no collective over " +
+    return what() + ": call " + std::to_string(request.call) + " is no collective over " +
            "DCUDA_COMM_WORLD";
   }
   for (int slot = 0; slot < protocol::max_windows; ++slot) {
     if (request.generation[slot] > 0x7fffffu) {
-      return what + ": the generation " + std::to_string(request.generation[slot]) + " of slot " +
+      return what() + ": the generation " + std::to_string(request.generation[slot]) + " of slot " +
              std::to_string(slot) + " has more than 23 bits";
     }
   }

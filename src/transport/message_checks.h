@@ -113,6 +113,12 @@ std::string check_channel_entry(bytes entry, const channel_limits& limits);
 // word 0: decodes it and checks the operation (check_channel_operation) and the payload size
 // (at most compact_payload_bytes).
 std::string check_compact_entry(bytes entry, const channel_limits& limits);
+// A decoded compact operation's framing: its rank is one of this GPU's, its size at most
+// compact_payload_bytes. The command channel's consumer checks this much before it copies the
+// payload; the proxy then checks the operation itself (check_channel_operation), as for every
+// operation it takes, compact or not.
+std::string check_compact_operation(const protocol::remote_operation& op,
+                                    const channel_limits& limits);
 // An operation a rank of this GPU hands to its proxy: issued by `issuing_rank` (the entry's rank),
 // known kind, target within the world, tag 0..255 for what notifies, size 0..2^31-1 (the device
 // API's sizes are ints), and offset not negative.
