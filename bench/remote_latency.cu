@@ -121,9 +121,9 @@ struct dcuda_figures {
   double notify_us = 0;
 };
 
-// One dcuda session over both processes: every size, then notify. No MPI while the session
+// One dcuda context over both processes: every size, then notify. No MPI while the context
 // lives; the data checks of both processes are combined after it. The report is created with the
-// first session (the device is known once dcuda_host_init has selected it).
+// first context (the device is known once dcuda_host_init has selected it).
 dcuda_figures measure_dcuda(const mpi_world& world, const options& command_line, path p,
                             std::optional<report>& out) {
   std::vector<std::string> settings{"--dcuda-ranks-per-device=1"};
