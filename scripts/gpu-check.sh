@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole device run, the same in every session: build, all tests (GPU ones included), the GPU
-# tests again under compute-sanitizer (memcheck, racecheck), the example, the consumer project
-# and the benchmarks. Logs and benchmark JSON go to $OUT (default ./gpu-out):
+# tests again under compute-sanitizer (memcheck, racecheck, synccheck, initcheck; the multi-GPU
+# suite on 2 emulated nodes where there are 4 GPUs), the example, the consumer project and the
+# benchmarks. Logs and benchmark JSON go to $OUT (default ./gpu-out):
 #   $OUT/gpu-check.log         everything printed (gpu-check-<part>.log for DCUDA_CHECK_PART=<part>,
 #                              so that parts run one after another in one call keep their logs)
 #   $OUT/results/<bench>.json  benchmark results (copy them to bench/results/ and commit)
@@ -9,7 +10,8 @@
 # on the submitting machine (the device copy of the tree has no .git).
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
 # DCUDA_TESTS_REGEX=<regex> gives ctest -R: only the tests it matches, then the sanitizer runs
-# (when a full run already passed and only a few tests changed).
+# (when a full run already passed and only a few tests changed); DCUDA_TESTS_REGEX=none skips
+# ctest. DCUDA_SANITIZER_TOOLS="memcheck ..." picks compute-sanitizer's tools (empty: none).
 # DCUDA_CHECK_PART=apps runs the case studies alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
@@ -141,7 +143,10 @@ fi
 # --bind-to none: each process's host proxy spins on a thread of its own (README, "Several GPUs").
 if [ "$part" != bench ]; then
 step "ctest (CPU and GPU tests, one at a time: GPU tests use the whole GPU)${DCUDA_TESTS_REGEX:+, only those matching $DCUDA_TESTS_REGEX}"
-ctest --test-dir build --output-on-failure -j 1 ${DCUDA_TESTS_REGEX:+-R "$DCUDA_TESTS_REGEX"} || status=1
+if [ "${DCUDA_TESTS_REGEX:-}" != none ]; then
+  ctest --test-dir build --output-on-failure -j 1 ${DCUDA_TESTS_REGEX:+-R "$DCUDA_TESTS_REGEX"} ||
+    status=1
+fi
 
 sanitized_cases=(
   rank_info_and_communicators_describe_the_launch
@@ -157,7 +162,10 @@ sanitized_cases=(
   window_slots_run_out_at_32_and_are_reused
   puts_switching_window_target_and_size_land_where_each_one_says
 )
-for tool in memcheck racecheck; do
+# compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
+# (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).
+sanitizer_tools="${DCUDA_SANITIZER_TOOLS-memcheck racecheck synccheck initcheck}"
+for tool in $sanitizer_tools; do
   step "compute-sanitizer --tool $tool"
   passed=0; failed=0
   for case in "${sanitized_cases[@]}"; do
@@ -178,7 +186,7 @@ rm -f "$OUT/sanitizer-case.log"
 # runs them as they are, windows mapped while the kernel runs. On one GPU its 2 processes share
 # it (DCUDA_TEST_SHARE_GPUS: the peer path through CUDA IPC on one device, kernels time-sliced).
 share_gpus=0; [ "$gpus" -ge 2 ] || share_gpus=1
-for tool in memcheck racecheck; do
+for tool in $sanitizer_tools; do
   share=0; [ "$tool" = memcheck ] && share=1
   for force in 0 1; do
     step "compute-sanitizer --tool $tool, $multi_gpu_processes processes, DCUDA_FORCE_NETWORK=$force, DCUDA_TEST_SHARE_WINDOWS=$share, DCUDA_TEST_SHARE_GPUS=$share_gpus"
@@ -187,13 +195,21 @@ for tool in memcheck racecheck; do
         launch "$multi_gpu_processes" \
          compute-sanitizer --tool "$tool" --error-exitcode 86 build/tests/multi_gpu/multi_gpu_tests) \
          > "$OUT/sanitizer-multi.log" 2>&1; then
-      echo "$tool PASS multi_gpu_tests (force network $force)"; grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-multi.log" | sort | uniq -c
+      echo "$tool PASS multi_gpu_tests (force network $force)"; grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY|INITCHECK SUMMARY" "$OUT/sanitizer-multi.log" | sort | uniq -c
     else
       status=1; echo "$tool FAIL multi_gpu_tests (force network $force)"; tail -60 "$OUT/sanitizer-multi.log"
     fi
   done
 done
 rm -f "$OUT/sanitizer-multi.log"
+
+# Several nodes on one machine: the processes split into 2 emulated nodes (DCUDA_EMULATE_NODES),
+# which reach each other only through the network path, with MPI itself over TCP between them.
+if [ "$gpus" -ge 4 ]; then
+  step "multi-GPU suite on 2 emulated nodes of $((gpus / 2)) GPUs"
+  (export DCUDA_EMULATE_NODES=2 OMPI_MCA_btl=tcp,self DCUDA_WAIT_TIMEOUT=60
+   launch "$gpus" build/tests/multi_gpu/multi_gpu_tests) || status=1
+fi
 
 step "example (thesis listings 3.1/3.2) and consumer project"
 build/examples/reduction/reduction || status=1

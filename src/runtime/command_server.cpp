@@ -16,6 +16,15 @@ command_server::command_server(device_buffers& buffers, network_proxy* network)
                                             .world_size = buffers.shape().world_size}),
       timers_(buffers.shape().device_ranks) {}
 
+void command_server::start_on_device(int device) {
+  if (const cudaError_t status = cudaSetDevice(device); status != cudaSuccess) {
+    failure_ = "host proxy: cudaSetDevice(" + std::to_string(device) +
+               ") failed: " + cudaGetErrorString(status);
+    failure_code_ = DCUDA_ERROR_CUDA;
+    buffers_.request_abort();
+  }
+}
+
 bool command_server::poll() {
   if (!failure_.empty()) return false;
   try {

@@ -24,6 +24,9 @@ class command_server {
   // happened. A failure stops the ranks (they cannot go on without their proxy) and is kept for
   // the report after the run; the server then does nothing more.
   bool poll();
+  // First, on the proxy thread: selects the GPU there (the CUDA device is per thread), or fails
+  // like poll.
+  void start_on_device(int device);
 
   // Read once the proxy thread has been joined.
   const std::string& failure() const { return failure_; }

@@ -81,8 +81,9 @@ device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
 
 void device_buffers::set_rank_routes(std::vector<protocol::rank_route> routes) {
   if (routes.size() != rank_routes_.size()) {
-    throw dcuda::runtime::error("device_buffers: " + std::to_string(routes.size()) + " routes for " +
-                                std::to_string(rank_routes_.size()) + " world ranks");
+    throw dcuda::runtime::error("device_buffers: " + std::to_string(routes.size()) +
+                                " routes for " + std::to_string(rank_routes_.size()) +
+                                " world ranks");
   }
   for (int r = 0; r < shape_.device_ranks; ++r) {
     routes[static_cast<std::size_t>(shape_.rank_start + r)].counters =
@@ -133,8 +134,10 @@ void device_buffers::set_node_barrier(const std::vector<std::uint64_t*>& board_o
   context_.node_barrier = 1;
 }
 
-void device_buffers::prepare_run(void* user_data, cudaStream_t stream) {
+void device_buffers::prepare_run(void* user_data, std::uint32_t first_window_generation,
+                                 cudaStream_t stream) {
   context_.user_data = user_data;
+  context_.first_window_generation = first_window_generation;
   device_notifications_.zero_async(stream);
   if (ring_bytes_ != 0) DCUDA_CUDA_CHECK(cudaMemsetAsync(ring_memory_, 0, ring_bytes_, stream));
   device_words_.zero_async(stream);

@@ -45,7 +45,7 @@ class device_buffers {
 
   // Zeroes counters, tables and channels, and writes the context for a run over `user_data`.
   // Enqueued on `stream`; the host-memory parts are reset at once.
-  void prepare_run(void* user_data, cudaStream_t stream);
+  void prepare_run(void* user_data, std::uint32_t first_window_generation, cudaStream_t stream);
 
   const world_shape& shape() const { return shape_; }
   dcuda_context* device_context() const { return context_device_.get(); }

@@ -29,13 +29,20 @@ void check_driver(CUresult status, const char* call) {
 
 }  // namespace
 
-allocation_range allocation_containing(const void* pointer) {
+std::optional<allocation_range> find_allocation(const void* pointer) {
   using address_range = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
   static const auto range = driver_function<address_range>("cuMemGetAddressRange");
   CUdeviceptr base = 0;
   std::size_t size = 0;
-  check_driver(range(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)), "cuMemGetAddressRange");
-  return {reinterpret_cast<void*>(base), size};
+  const CUresult status = range(&base, &size, reinterpret_cast<CUdeviceptr>(pointer));
+  if (status == CUDA_ERROR_NOT_FOUND || status == CUDA_ERROR_INVALID_VALUE) return std::nullopt;
+  check_driver(status, "cuMemGetAddressRange");
+  return allocation_range{reinterpret_cast<void*>(base), size};
+}
+
+allocation_range allocation_containing(const void* pointer) {
+  if (std::optional<allocation_range> found = find_allocation(pointer)) return *found;
+  throw error(DCUDA_ERROR_CUDA, "cuMemGetAddressRange: no CUDA allocation contains the address");
 }
 
 std::optional<std::uint64_t> allocation_id(const void* pointer) {

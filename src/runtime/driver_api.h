@@ -16,6 +16,9 @@ struct allocation_range {
   std::size_t size = 0;
 };
 allocation_range allocation_containing(const void* pointer);
+// The same, or nothing where the driver knows no allocation at `pointer` (freed, never a CUDA
+// allocation); other failures throw.
+std::optional<allocation_range> find_allocation(const void* pointer);
 
 // The driver's identity of the allocation that contains `pointer` (CU_POINTER_ATTRIBUTE_BUFFER_ID:
 // unique for the process's lifetime, so an allocation freed and another made at the same address

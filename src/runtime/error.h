@@ -43,8 +43,7 @@ bool gpu_usable_after(dcuda_error_code code);
 // peer or a running kernel, so that the error is printed before any teardown.
 [[noreturn]] void report_and_exit(const char* call, const std::exception& failure);
 // The same with `text` printed as it is, without the call in front.
-[[noreturn]] void report_and_exit(const char* call, dcuda_error_code code,
-                                  const std::string& text);
+[[noreturn]] void report_and_exit(const char* call, dcuda_error_code code, const std::string& text);
 
 }  // namespace dcuda::runtime
 

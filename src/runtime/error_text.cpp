@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "dcuda/detail/protocol/peer_ring.h"
+
 namespace dcuda::runtime {
 namespace {
 
@@ -39,12 +41,15 @@ std::string describe_collective_mismatch(std::int64_t process, std::int64_t call
 }
 
 dcuda_error_code code_of(const protocol::error_report& report) {
-  return static_cast<protocol::error_code>(report.code) == protocol::error_code::collective_mismatch
+  const auto code = static_cast<protocol::error_code>(report.code);
+  return code == protocol::error_code::collective_mismatch ||
+                 code == protocol::error_code::bad_ring_record
              ? DCUDA_ERROR_PEER
              : DCUDA_ERROR_DEVICE_CALL;
 }
 
-std::string describe_error(const protocol::error_report& report) {
+std::string describe_error(const protocol::error_report& report,
+                           const std::vector<int>& ring_senders) {
   using protocol::error_code;
   const auto* v = report.values;
   std::ostringstream text;
@@ -95,6 +100,29 @@ std::string describe_error(const protocol::error_report& report) {
       break;
     case error_code::collective_mismatch:
       text << describe_collective_mismatch(v[0], report.call_id, v[1], v[2]);
+      break;
+    case error_code::bad_ring_record: {
+      const auto ring = static_cast<std::size_t>(v[0]);
+      text << "the record in its peer ring from ";
+      if (ring < ring_senders.size()) {
+        text << "process " << ring_senders[ring];
+      } else {
+        text << "peer GPU " << ring;
+      }
+      text << " is not one dcuda writes: ";
+      if (v[1] > protocol::ring_payload_limit) {
+        text << "a payload of " << v[1] << " bytes (a record carries at most "
+             << protocol::ring_payload_limit << ")";
+      } else {
+        text << "a payload of " << v[1] << " bytes at offset " << v[2] << " ends outside the "
+             << (v[3] & 0xffffffff) << "-byte window in slot " << (v[3] >> 32);
+      }
+      text << "; nothing was written (is every process of the node running the same program and "
+              "dcuda version?)";
+      break;
+    }
+    case error_code::null_window_base:
+      text << "the window's base is NULL but its size is " << v[1];
       break;
     default:
       text << "error code " << report.code;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "dcuda/detail/protocol/error_report.h"
 #include "dcuda/host.h"
@@ -9,12 +10,14 @@
 
 namespace dcuda::runtime {
 
-// What kind of error the report is: a rank's misuse of the device API, or (where the GPUs'
-// leaders compare the world's collective calls) another process's different call.
+// What kind of error the report is: a rank's misuse of the device API, or another process's fault
+// (a different collective call where the GPUs' leaders compare them, a malformed ring record).
 dcuda_error_code code_of(const protocol::error_report& report);
 
-// "rank 3 (thread 0) in dcuda_put_notify: tag 300 is outside 0..255"
-std::string describe_error(const protocol::error_report& report);
+// "rank 3 (thread 0) in dcuda_put_notify: tag 300 is outside 0..255". `ring_senders`: the process
+// whose GPU writes each of this GPU's peer rings, in ring order (a malformed record names it).
+std::string describe_error(const protocol::error_report& report,
+                           const std::vector<int>& ring_senders = {});
 
 // "collective calls of DCUDA_COMM_WORLD differ: process 0 called dcuda_comm_barrier while process 1
 // called dcuda_win_create (...)": the host proxies and the GPUs' leaders find it alike.

@@ -8,7 +8,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <deque>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "dcuda/host.h"
@@ -29,11 +31,36 @@ error_handler_slot& error_handler() {
   return slot;
 }
 
-// The contexts that dcuda_host_init made and dcuda_host_finish has not ended: a handle outside
-// them is one used after dcuda_host_finish (or never made by dcuda_host_init).
-std::set<const dcuda_host_context*>& live_contexts() {
-  static std::set<const dcuda_host_context*> contexts;
-  return contexts;
+// Every context dcuda_host_init made, in storage that is never given to another one: the handle
+// of a context that dcuda_host_finish ended stays recognisable as such (a new context never lands
+// at its address), and a handle that is neither is refused without being dereferenced.
+class context_registry {
+ public:
+  // Constructs a context in storage of its own; the handle is its address.
+  template <typename... Arguments>
+  dcuda_host_context& create(Arguments&&... arguments) {
+    std::optional<dcuda_host_context>& storage = contexts_.emplace_back();
+    storage.emplace(std::forward<Arguments>(arguments)...);
+    slots_.emplace(&*storage, contexts_.size() - 1);
+    return *storage;
+  }
+  enum class state { unknown, live, finished };
+  state state_of(const dcuda_host_context* handle) const {
+    const auto found = slots_.find(handle);
+    if (found == slots_.end()) return state::unknown;
+    return contexts_[found->second] ? state::live : state::finished;
+  }
+  // Ends a live context; its storage stays (empty), reserved for its handle.
+  void finish(const dcuda_host_context* handle) { contexts_[slots_.at(handle)].reset(); }
+
+ private:
+  std::deque<std::optional<dcuda_host_context>> contexts_;  // a deque never moves its elements
+  std::map<const dcuda_host_context*, std::size_t> slots_;
+};
+
+context_registry& contexts() {
+  static context_registry registry;
+  return registry;
 }
 
 }  // namespace
@@ -96,13 +123,19 @@ dcuda_host_context& checked(const char* call, dcuda_host_context_handle ctx) {
         DCUDA_ERROR_INVALID_ARGUMENT,
         std::string(call) + ": the context handle is NULL (was dcuda_host_init called?)");
   }
-  if (live_contexts().count(ctx) == 0) {
-    throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
-                                std::string(call) +
-                                    ": the context handle is not a live context (was it passed "
-                                    "to dcuda_host_finish already?)");
+  switch (contexts().state_of(ctx)) {
+    case context_registry::state::live:
+      return *ctx;
+    case context_registry::state::finished:
+      throw dcuda::runtime::error(
+          DCUDA_ERROR_INVALID_STATE,
+          std::string(call) + ": the context was passed to dcuda_host_finish already");
+    case context_registry::state::unknown:
+      break;
   }
-  return *ctx;
+  throw dcuda::runtime::error(
+      DCUDA_ERROR_INVALID_ARGUMENT,
+      std::string(call) + ": the context handle is not one dcuda_host_init made");
 }
 
 // What dcuda_host_init says about the set-up at DCUDA_DEBUG=INFO.
@@ -188,19 +221,18 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
         "dcuda_host_init: settings read; joining the job, choosing the GPU, "
         "planning the launch (threads_per_rank " +
         std::to_string(threads_per_rank) + ")");
-    // The handle is the C API's owning pointer; dcuda_host_finish takes ownership back.
-    auto context = std::make_unique<dcuda_host_context>(settings, kernel, threads_per_rank);
-    dcuda::runtime::set_process_index(context->rank_info().process_index);
-    dcuda::runtime::info(describe_setup(context->rank_info()));
+    // The registry owns the context; dcuda_host_finish ends it.
+    dcuda_host_context& context = contexts().create(settings, kernel, threads_per_rank);
+    dcuda::runtime::set_process_index(context.rank_info().process_index);
+    dcuda::runtime::info(describe_setup(context.rank_info()));
     int device = 0;
     if (cudaGetDevice(&device) == cudaSuccess) {
       dcuda::runtime::info(dcuda::runtime::describe_launch(kernel, device, threads_per_rank,
-                                                           context->rank_info().rank_responsible));
+                                                           context.rank_info().rank_responsible));
     }
-    live_contexts().insert(context.get());
-    dcuda::runtime::note_live_context(context->rank_info().process_index,
-                                      context->rank_info().process_count);
-    *ctx = context.release();
+    dcuda::runtime::note_live_context(context.rank_info().process_index,
+                                      context.rank_info().process_count);
+    *ctx = &context;
     dcuda::runtime::trace("dcuda_host_init: done");
   });
 }
@@ -245,10 +277,10 @@ std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
 
 void dcuda_host_finish(dcuda_host_context_handle ctx) {
   guarded("dcuda_host_finish", [&] {
-    std::unique_ptr<dcuda_host_context> owner(&checked("dcuda_host_finish", ctx));
-    live_contexts().erase(ctx);
-    dcuda::runtime::note_finished_context(owner->rank_info().process_count);
+    const int process_count = checked("dcuda_host_finish", ctx).rank_info().process_count;
     dcuda::runtime::trace("dcuda_host_finish: releasing the GPU's buffers and the mappings");
+    contexts().finish(ctx);
+    dcuda::runtime::note_finished_context(process_count);
   });
 }
 

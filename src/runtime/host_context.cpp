@@ -111,7 +111,8 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     DCUDA_CUDA_CHECK(
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
   }
-  buffers_.prepare_run(device_data, stream_.get());
+  buffers_.prepare_run(device_data, protocol::first_window_generation(runs_started_++),
+                       stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 
   // Other processes: the network side of the proxy (created by all processes together). Declared
@@ -148,7 +149,7 @@ double dcuda_host_context::finish_run(std::optional<network_proxy>& network, voi
     polling_thread command_proxy(
         [&] { return server.poll(); }, std::chrono::microseconds(0),
         // The CUDA device is per thread: the proxy's copies and events belong to this GPU.
-        [this] { cudaSetDevice(placement_.device); });
+        [this, &server] { server.start_on_device(placement_.device); });
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
 
@@ -171,8 +172,13 @@ double dcuda_host_context::finish_run(std::optional<network_proxy>& network, voi
   const protocol::error_report& report = buffers_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))
           .load(cuda::memory_order_acquire) != 0u) {
-    throw error(code_of(report),
-                "dcuda_host_run: " + describe_error(report) + "; the run was stopped");
+    // The process behind each of this GPU's rings, in ring order (peer_rings.h).
+    std::vector<int> ring_senders;
+    for (int p = 0; p < paths_.process_count(); ++p) {
+      if (paths_.reach_as_peers(paths_.process_index, p)) ring_senders.push_back(p);
+    }
+    throw error(code_of(report), "dcuda_host_run: " + describe_error(report, ring_senders) +
+                                     "; the run was stopped");
   }
   // After the device's own report and the watchdog's: a rank's misuse, or the abort after a
   // standstill, stops the kernel, and the proxy's next CUDA call then fails only because of it.

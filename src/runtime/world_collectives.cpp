@@ -103,6 +103,20 @@ std::vector<char> world_collectives::window_contribution() const {
           !problem.empty()) {
         reject(problem);  // past the end of its cudaMalloc allocation
       }
+    } else if (card.base != 0 && card.size != 0) {
+      // Only the network reaches it: the delivery agent writes into it here. A window in memory
+      // the driver knows must end inside that allocation; other memory the GPU can write (the
+      // device heap) is taken as it is.
+      if (const std::optional<allocation_range> allocation =
+              find_allocation(reinterpret_cast<void*>(card.base))) {
+        const std::uint64_t offset = card.base - reinterpret_cast<std::uint64_t>(allocation->base);
+        if (card.size > allocation->size - offset) {
+          reject("the window (" + std::to_string(card.size) + " bytes at offset " +
+                 std::to_string(offset) +
+                 " of its allocation) ends past its cudaMalloc allocation of " +
+                 std::to_string(allocation->size) + " bytes");
+        }
+      }
     }
     std::memcpy(bytes.data() + sizeof header + sizeof card * r, &card, sizeof card);
   }

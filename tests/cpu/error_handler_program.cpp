@@ -5,7 +5,7 @@
 //   error_handler_program MODE [--dcuda-... arguments]
 //   MODE: null-context    dcuda_host_get_rank_info(NULL, ...): DCUDA_ERROR_INVALID_ARGUMENT
 //         stale-context   dcuda_host_run on a handle dcuda_host_init never made:
-//                         DCUDA_ERROR_INVALID_STATE
+//                         DCUDA_ERROR_INVALID_ARGUMENT (the GPU tests try finished ones)
 //         init            dcuda_host_init with the settings of the environment and the
 //                         arguments after MODE: DCUDA_ERROR_SETTING for a malformed one, else
 //                         DCUDA_ERROR_CUDA (no GPU here; on a GPU, `kernel` is no kernel)
@@ -13,8 +13,8 @@
 //                         dcuda_host_init with that threads_per_rank:
 //                         DCUDA_ERROR_INVALID_ARGUMENT, before any GPU is needed
 //         run-null        dcuda_host_run(NULL): DCUDA_ERROR_INVALID_ARGUMENT
-//         finish-stale    dcuda_host_finish on a handle that is no live context (one finished
-//                         already): DCUDA_ERROR_INVALID_STATE
+//         finish-stale    dcuda_host_finish on a handle dcuda_host_init never made:
+//                         DCUDA_ERROR_INVALID_ARGUMENT
 //         default-handler a handler set, then NULL: only dcuda's own message
 //         handler-fails   the handler itself calls a failing dcuda function: the process ends
 //                         at once, with the handler entered once
@@ -58,7 +58,7 @@ int main(int argc, char* argv[]) {
     dcuda_rank_info info{};
     dcuda_host_get_rank_info(nullptr, &info);
   } else if (mode == "stale-context") {
-    // A handle the program made up (or kept after dcuda_host_finish).
+    // A handle the program made up.
     alignas(16) static char not_a_context[64] = {};
     dcuda_host_run(reinterpret_cast<dcuda_host_context_handle>(not_a_context));
   } else if (mode == "init") {
@@ -70,8 +70,8 @@ int main(int argc, char* argv[]) {
   } else if (mode == "run-null") {
     dcuda_host_run(nullptr);
   } else if (mode == "finish-stale") {
-    alignas(16) static char finished_context[64] = {};
-    dcuda_host_finish(reinterpret_cast<dcuda_host_context_handle>(finished_context));
+    alignas(16) static char made_up[64] = {};
+    dcuda_host_finish(reinterpret_cast<dcuda_host_context_handle>(made_up));
   } else if (mode == "default-handler") {
     dcuda_host_set_error_handler(nullptr, nullptr);
     dcuda_host_get_timings(nullptr);

@@ -47,6 +47,21 @@ DCUDA_TEST(ring_record_is_taken_only_with_its_tickets_stamp_in_both_words) {
   DCUDA_CHECK(ring_has_room(0xffffffffu, 0xffffffffu - ring_slots + 1));  // across wraparound
 }
 
+DCUDA_TEST(ring_records_are_refused_when_wider_than_a_record_or_outside_the_window) {
+  const auto fault = [](std::uint32_t offset, std::uint8_t size, std::uint32_t window) {
+    return ring_record_fault_of({0u, offset, 9, 3, size, false}, window);
+  };
+  DCUDA_CHECK(fault(60, 4, 64) == ring_record_fault::none);  // ends exactly at the window's end
+  DCUDA_CHECK(fault(61, 4, 64) == ring_record_fault::outside_window);
+  DCUDA_CHECK(fault(64, 1, 64) == ring_record_fault::outside_window);
+  DCUDA_CHECK(fault(0x7fffffffu, 4, 64) == ring_record_fault::outside_window);
+  DCUDA_CHECK(fault(0, 1, 0) == ring_record_fault::outside_window);  // an empty window
+  DCUDA_CHECK(fault(0x7fffffffu, 0, 0) == ring_record_fault::none);  // a notification alone
+  for (std::uint8_t size = 5; size <= 7; ++size) {
+    DCUDA_CHECK(fault(0, size, 64) == ring_record_fault::payload_too_large);
+  }
+}
+
 DCUDA_TEST(ring_memory_regions_do_not_overlap) {
   const ring_memory_layout layout{132, 3, 396};
   DCUDA_CHECK_EQ(layout.ring(0, 1), ring_bytes);

@@ -1,10 +1,11 @@
 // libFuzzer target: the peer rings' record decoder (protocol/peer_ring.h), which the target rank
 // runs on the two 64-bit words another GPU's rank wrote into its ring.
 //
-// Input: the two words and the ticket the reader expects (8 + 8 + 4 bytes). Properties: a record
-// is complete only when both words carry the ticket's stamp; every bit of a complete record is the
-// stamp or a field, so encoding the decoded record under the same ticket gives the same words; and
-// the decoded fields stay inside the widths the layout gives them.
+// Input: the two words, the ticket the reader expects and the size of the target's window (8 + 8 +
+// 4 + 4 bytes). Properties: a record is complete only when both words carry the ticket's stamp;
+// every bit of a complete record is the stamp or a field, so encoding the decoded record under the
+// same ticket gives the same words; the decoded fields stay inside the widths the layout gives
+// them; and a record the target accepts (ring_record_fault_of) lands inside its window.
 #include <cstdint>
 
 #include "dcuda/detail/protocol/peer_ring.h"
@@ -33,6 +34,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (record.offset > 0x7fffffffu || record.window_slot > 31u || record.size > 7u) {
     dcuda_fuzz::violated("a decoded field is wider than its place in the record");
+  }
+  // What the target lands of a record it accepts lies inside its window.
+  const auto window_size = in.take<std::uint32_t>();
+  if (ring_record_fault_of(record, window_size) == ring_record_fault::none && record.size != 0 &&
+      (record.size > ring_payload_limit ||
+       std::uint64_t{record.offset} + record.size > window_size)) {
+    dcuda_fuzz::violated("an accepted record lands outside the window");
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 // a nonzero exit; a wait that makes no progress is reported by the watchdog. Each scenario runs in
 // a child process, because dcuda ends a process whose run failed.
 #include <chrono>
+#include <climits>
 #include <cstdio>
 
 #include "dcuda/device.cuh"
@@ -26,11 +27,24 @@ enum class misuse : int {
   negative_count,
   one_thread_calls_collective,
   flush_bad_window,
+  notify_rank_minus_one,
+  put_rank_minus_one,
+  offset_int_max,
+  size_past_int_max,
+  negative_offset,
+  negative_tag,
+  wait_negative_tag,
+  test_negative_count,
+  // Window misuses, with a kernel of their own (window_misuse_kernel):
+  double_win_free,
+  null_window_base,
+  window_from_earlier_run,
 };
 
 struct misuse_data {
   misuse what;
   int* buffer;  // 256 ints
+  int run;      // 1, 2: runs of one context
 };
 
 __global__ void misuse_kernel(dcuda_context_handle dcuda) {
@@ -77,7 +91,32 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
       case misuse::flush_bad_window:
         dcuda_win_flush(gst, win + 1);
         break;
-      default:  // window_used_after_free has a kernel of its own
+      case misuse::notify_rank_minus_one:
+        // -1 matches the empty route cache (it keeps -1 as "no target"): its checks must still run.
+        dcuda_notify(gst, -1, DCUDA_COMM_WORLD, 1);
+        break;
+      case misuse::put_rank_minus_one:
+        dcuda_put(gst, win, -1, 0, 4, mine);
+        break;
+      case misuse::offset_int_max:
+        dcuda_put(gst, win, 0, INT_MAX, 4, mine);
+        break;
+      case misuse::size_past_int_max:
+        dcuda_put(gst, win, 0, 8, INT_MAX, mine);  // offset + size overflows an int
+        break;
+      case misuse::negative_offset:
+        dcuda_put_notify(gst, win, 0, -4, 4, mine, 1);
+        break;
+      case misuse::negative_tag:
+        dcuda_notify(gst, 0, DCUDA_COMM_DEVICE, -1);
+        break;
+      case misuse::wait_negative_tag:
+        dcuda_wait_notifications(gst, -3, 1);
+        break;
+      case misuse::test_negative_count:
+        dcuda_test_notifications(gst, 1, -2);
+        break;
+      default:  // the window misuses have kernels of their own
         break;
     }
   }
@@ -101,6 +140,37 @@ __global__ void use_after_free_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_finish(gst);
 }
 
+// Window handles misused: rank 1 frees its window twice, or creates one with a NULL base, or
+// puts with a handle kept in device memory from the run before (which made the same window slot:
+// without generations that differ per run, the handle would be taken for this run's window).
+__global__ void window_misuse_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  misuse_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  int* mine = data->buffer + 64 * rank;
+  int* saved_window = data->buffer + 250;
+  dcuda_win win;
+  if (data->what == misuse::null_window_base) {
+    dcuda_win_create(gst, DCUDA_COMM_DEVICE, rank == 1 ? nullptr : mine, 64 * 4, &win);
+  } else {
+    dcuda_win_create(gst, DCUDA_COMM_DEVICE, mine, 64 * 4, &win);
+  }
+  if (data->what == misuse::window_from_earlier_run && data->run == 1) {
+    if (rank == 1 && threadIdx.x == 0) *saved_window = win;
+  } else if (data->what == misuse::window_from_earlier_run && rank == 1) {
+    dcuda_put(gst, *saved_window, 0, 0, 4, mine);
+  }
+  dcuda_win_free(gst, win);
+  if (data->what == misuse::double_win_free && rank == 1) dcuda_win_free(gst, win);
+  if (data->run == 2 || data->what != misuse::window_from_earlier_run) {
+    dcuda_wait_notifications(gst, 2, 1);  // nobody sends tag 2: only the error ends this run
+  }
+  dcuda_gpu_finish(gst);
+}
+
 __global__ void state_not_shared_kernel(dcuda_context_handle dcuda) {
   dcuda_state gst;  // the mistake: not __shared__
   dcuda_gpu_init(dcuda, gst);
@@ -119,7 +189,21 @@ __global__ void deadlock_kernel(dcuda_context_handle dcuda) {
 void run_misuse(misuse what) {
   int* buffer = nullptr;
   if (cudaMalloc(&buffer, 256 * sizeof(int)) != cudaSuccess) std::exit(3);
-  misuse_data data{what, buffer};
+  misuse_data data{what, buffer, 1};
+  if (what >= misuse::double_win_free) {
+    char name[] = "gpu_tests";
+    char ranks[] = "--dcuda-ranks-per-device=3";
+    char* argv[] = {name, ranks, nullptr};
+    dcuda_host_context_handle context = nullptr;
+    dcuda_host_init(2, argv, &context, window_misuse_kernel, 64);
+    dcuda_host_run(context, &data, sizeof data);
+    if (what == misuse::window_from_earlier_run) {
+      std::printf("first run ended\n");
+      data.run = 2;
+      dcuda_host_run(context, &data, sizeof data);
+    }
+    return;
+  }
   run_dcuda(what == misuse::window_used_after_free ? use_after_free_kernel : misuse_kernel, 64,
             data, {"--dcuda-ranks-per-device=3"});
 }
@@ -146,6 +230,25 @@ const expectation misuse_cases[] = {
     {"flush_bad_window", misuse::flush_bad_window, "in dcuda_win_flush: window handle"},
     {"one_thread_calls_collective", misuse::one_thread_calls_collective,
      "in dcuda_notify: called by 1 of the rank's 64 threads"},
+    {"notify_rank_minus_one", misuse::notify_rank_minus_one,
+     "in dcuda_notify: rank -1 is outside 0..2 of DCUDA_COMM_WORLD"},
+    {"put_rank_minus_one", misuse::put_rank_minus_one,
+     "in dcuda_put: rank -1 is outside 0..2 of DCUDA_COMM_DEVICE"},
+    {"offset_int_max", misuse::offset_int_max,
+     "in dcuda_put: offset 2147483647 + size 4 exceeds the 256-byte window of target rank 0"},
+    {"size_past_int_max", misuse::size_past_int_max,
+     "in dcuda_put: offset 8 + size 2147483647 exceeds the 256-byte window of target rank 0"},
+    {"negative_offset", misuse::negative_offset,
+     "in dcuda_put_notify: offset -4 + size 4 exceeds the 256-byte window of target rank 0"},
+    {"negative_tag", misuse::negative_tag, "in dcuda_notify: tag -1 is outside 0..255"},
+    {"wait_negative_tag", misuse::wait_negative_tag,
+     "in dcuda_wait_notifications: tag -3 is outside 0..255"},
+    {"test_negative_count", misuse::test_negative_count,
+     "in dcuda_test_notifications: count -2 is negative"},
+    {"double_win_free", misuse::double_win_free, "in dcuda_win_free: window handle"},
+    {"null_window_base", misuse::null_window_base,
+     "in dcuda_win_create: the window's base is NULL but its size is 256"},
+    {"window_from_earlier_run", misuse::window_from_earlier_run, "in dcuda_put: window handle"},
 };
 
 void check_misuse(const char* scenario) {
@@ -162,6 +265,10 @@ void check_misuse(const char* scenario) {
                                 child.output);
     }
     DCUDA_CHECK(seconds < 30.0);  // reported at once, not by the watchdog
+    // The handle of the run before was valid in its run (the first run ended without an error).
+    if (c.what == misuse::window_from_earlier_run) {
+      DCUDA_CHECK(contains(child.output, "first run ended"));
+    }
     return;
   }
   throw dcuda_test::failure(std::string("no misuse case ") + scenario);
@@ -188,6 +295,17 @@ MISUSE_CASE(negative_size)
 MISUSE_CASE(negative_count)
 MISUSE_CASE(one_thread_calls_collective)
 MISUSE_CASE(flush_bad_window)
+MISUSE_CASE(notify_rank_minus_one)
+MISUSE_CASE(put_rank_minus_one)
+MISUSE_CASE(offset_int_max)
+MISUSE_CASE(size_past_int_max)
+MISUSE_CASE(negative_offset)
+MISUSE_CASE(negative_tag)
+MISUSE_CASE(wait_negative_tag)
+MISUSE_CASE(test_negative_count)
+MISUSE_CASE(double_win_free)
+MISUSE_CASE(null_window_base)
+MISUSE_CASE(window_from_earlier_run)
 
 DCUDA_CHILD(state_not_shared) {
   int unused = 0;
@@ -268,6 +386,30 @@ DCUDA_CHILD(free_shared_memory) {
   std::printf("run started\n");
 }
 
+// Handles of contexts that dcuda_host_finish ended, and one dcuda_host_init never made.
+DCUDA_CHILD(run_after_finish) {
+  dcuda_host_context_handle first = nullptr;
+  dcuda_host_init(0, nullptr, &first, kernel_for_256_threads, 64);
+  dcuda_host_finish(first);
+  dcuda_host_context_handle second = nullptr;  // made after the first ended: not at its address
+  dcuda_host_init(0, nullptr, &second, kernel_for_256_threads, 64);
+  dcuda_host_run(second);
+  std::printf("second context ran, %s\n", second == first ? "same handle" : "new handle");
+  dcuda_host_run(first);
+}
+
+DCUDA_CHILD(finish_twice) {
+  dcuda_host_context_handle context = nullptr;
+  dcuda_host_init(0, nullptr, &context, kernel_for_256_threads, 64);
+  dcuda_host_finish(context);
+  dcuda_host_finish(context);
+}
+
+DCUDA_CHILD(handle_never_made) {
+  int not_a_context = 0;
+  dcuda_host_run(reinterpret_cast<dcuda_host_context_handle>(&not_a_context));
+}
+
 DCUDA_CHILD(bad_setting) {
   int unused = 0;
   run_dcuda(deadlock_kernel, 32, unused);
@@ -299,6 +441,22 @@ DCUDA_TEST(host_side_misuse_is_reported) {
   DCUDA_CHECK(
       contains(child.output, "(4096 bytes) that dcuda_host_share_memory shared has been freed"));
   DCUDA_CHECK(!contains(child.output, "run started"));
+  child = run_child("run_after_finish");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "second context ran, new handle"));
+  DCUDA_CHECK(contains(
+      child.output,
+      "dcuda: error: dcuda_host_run: the context was passed to dcuda_host_finish already"));
+  child = run_child("finish_twice");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(
+      child.output,
+      "dcuda: error: dcuda_host_finish: the context was passed to dcuda_host_finish already"));
+  child = run_child("handle_never_made");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(
+      contains(child.output,
+               "dcuda: error: dcuda_host_run: the context handle is not one dcuda_host_init made"));
   child = run_child("bad_setting", "DCUDA_RANKS_PER_DEVICE=lots");
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "DCUDA_RANKS_PER_DEVICE"));

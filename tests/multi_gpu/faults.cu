@@ -8,6 +8,12 @@
 //                         one is checked against the route cache (plan_put's hit)
 //   cached_source_outside a 4-byte put_notify on that fast path whose source buffer lies outside
 //                         the caller's window (the fast path must not read it)
+//   forged_ring_record    process 0 writes records no dcuda sender writes into the peer ring of a
+//   ring_record_outside   rank of process 1 (a 7-byte payload; 4 bytes past the end of its window):
+//                         the target refuses them before anything lands
+//   window_past_allocation a 1 GiB window of DCUDA_COMM_WORLD in a 4096-byte cudaMalloc
+//                         allocation (peer path: the exporting host refuses it; network path:
+//                         the host whose delivery agent would write into it)
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -26,8 +32,28 @@ enum scenario : int {
   mismatched_collective,
   remote_put_outside,
   cached_put_outside,
-  cached_source_outside
+  cached_source_outside,
+  forged_ring_record,
+  ring_record_outside,
+  window_past_allocation
 };
+
+// Thread 0 of a rank of process 0: a record the sending side of dcuda never makes, written into
+// the ring of world rank `target` (a rank of process 1, reached by the peer path) as a corrupted
+// or mismatched peer could, with a ticket taken as a sender takes one.
+__device__ void write_forged_record(dcuda_state& gst, int target, dcuda_win win, bool too_wide) {
+  using namespace dcuda;
+  const device::target_route to = device::route_to(gst, target);
+  if (to.path != protocol::route::peer) return;  // the scenario needs the peer path
+  const protocol::ring_record record{0x01020304u,
+                                     too_wide ? 0u : 62u,  // 62 + 4 > the 64-byte window
+                                     1,
+                                     static_cast<std::uint8_t>(protocol::window_slot(win)),
+                                     static_cast<std::uint8_t>(too_wide ? 7 : 4),
+                                     false};
+  const device::held_ticket ticket = device::take_ring_ticket(gst, to.ring.slot);
+  device::write_ring_record(to.ring.ring, ticket.ticket, record);
+}
 
 struct run_data {
   scenario what;
@@ -63,6 +89,18 @@ __global__ void fault_kernel(dcuda_context_handle dcuda) {
     if (rank == 0) {
       dcuda_put_notify(gst, win, device_size, 60, 8, run->memory, 1);  // 60 + 8 > 64
     }
+    dcuda_win_free(gst, win);
+  } else if (run->what == window_past_allocation) {
+    dcuda_win win;
+    dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 1 << 30, &win);
+    dcuda_win_free(gst, win);
+  } else if (run->what == forged_ring_record || run->what == ring_record_outside) {
+    dcuda_win win;
+    dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 64, &win);
+    if (rank == 0 && threadIdx.x == 0) {
+      write_forged_record(gst, device_size, win, run->what == forged_ring_record);
+    }
+    dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // the target takes the record in the barrier
     dcuda_win_free(gst, win);
   } else {
     dcuda_win win;
@@ -105,6 +143,9 @@ int main(int argc, char** argv) {
   if (name == "remote_put_outside") data.what = remote_put_outside;
   if (name == "cached_put_outside") data.what = cached_put_outside;
   if (name == "cached_source_outside") data.what = cached_source_outside;
+  if (name == "forged_ring_record") data.what = forged_ring_record;
+  if (name == "ring_record_outside") data.what = ring_record_outside;
+  if (name == "window_past_allocation") data.what = window_past_allocation;
   dcuda_host_context_handle context = nullptr;
   char cap[] = "--dcuda-ranks-per-device=2";
   char* dcuda_argv[] = {argv[0], cap, nullptr};

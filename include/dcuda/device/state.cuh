@@ -82,4 +82,5 @@ struct dcuda_state {
   std::uint32_t* ring_taken[dcuda::protocol::max_peer_gpus];  // where to publish ring_head
   std::uint32_t counter_acquired[dcuda::protocol::tag_count];
   std::uint64_t own_window_base[dcuda::protocol::max_windows];  // DCUDA_COMM_WORLD windows
+  std::uint32_t own_window_size[dcuda::protocol::max_windows];  // what a record may land in
 };

@@ -20,6 +20,10 @@ __device__ inline void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void*
     device::fail(gst.ctx, gst.world_rank, protocol::call::win_create,
                  protocol::error_code::negative_size, size);
   }
+  if (winbase == nullptr && size > 0) {
+    device::fail(gst.ctx, gst.world_rank, protocol::call::win_create,
+                 protocol::error_code::null_window_base, 0, size);
+  }
   if (comm == DCUDA_COMM_WORLD && gst.process_count > 1) {
     device::create_world_window(gst, winbase, size, win);
     return;

@@ -22,9 +22,12 @@ __device__ inline int comm_size(const dcuda_state& gst, dcuda_comm comm) {
   return comm == DCUDA_COMM_WORLD ? gst.world_size : gst.device_ranks;
 }
 
-// Rank index within `comm` -> world rank.
+// Rank index within `comm` -> world rank. Wrapping, not overflowing, for any rank argument:
+// it is computed before the argument is checked.
 __device__ inline int world_rank_of(const dcuda_state& gst, dcuda_comm comm, int rank) {
-  return comm == DCUDA_COMM_WORLD ? rank : rank + gst.rank_start;
+  return comm == DCUDA_COMM_WORLD ? rank
+                                  : static_cast<int>(static_cast<unsigned>(rank) +
+                                                     static_cast<unsigned>(gst.rank_start));
 }
 
 // Whether a world rank runs on this GPU.

@@ -9,9 +9,9 @@
 namespace dcuda::device {
 
 // Out of line: inlined at every check, the report's stores sat between the instructions of the
-// fast paths (docs/notes/performance-history.md, "Code size"). The call needs the ABI's registers, though
-// (same page, "Registers"); inlined again it cost the particles 4.5% on one H100, so it stays
-// out of line.
+// fast paths (docs/notes/performance-history.md, "Code size"). The call needs the ABI's registers,
+// though (same page, "Registers"); inlined again it cost the particles 4.5% on one H100, so it
+// stays out of line.
 [[noreturn]] __device__ __noinline__ inline void fail(const dcuda_context* ctx, int world_rank,
                                                       protocol::call call,
                                                       protocol::error_code code,

@@ -76,10 +76,10 @@ inline constexpr int single_thread_put_limit = 16;
 // a dozen values. Computed by every thread, they would stay live across the block copy of a
 // large put in every thread, and a 1024-thread rank (64 registers) would spill its caller's
 // loop state to local memory around each put, which costs more than the payload at 64 KiB
-// (docs/notes/performance-history.md, "The put path's registers"). Spills in thread 0's branch cost one lane.
-// Before the barrier, the checks and the ticket atomic's round trip overlap the wait for the
-// other threads. Nothing here reads the caller's buffer: the barrier orders the rank's stores to
-// it before the copy.
+// (docs/notes/performance-history.md, "The put path's registers"). Spills in thread 0's branch cost
+// one lane. Before the barrier, the checks and the ticket atomic's round trip overlap the wait for
+// the other threads. Nothing here reads the caller's buffer: the barrier orders the rank's stores
+// to it before the copy.
 //
 // The cache is keyed on the window and the rank argument; only thread 0 reads it before the
 // barrier and writes it, and every put ends with a block barrier after the other threads have

@@ -2,9 +2,15 @@
 #pragma once
 
 #include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/detail/protocol/routes.h"
+#include "dcuda/device/handles.cuh"
 #include "dcuda/device/state.cuh"
 
 namespace dcuda::device {
+
+__device__ inline dcuda_cached_route empty_route_cache() {
+  return {-1, static_cast<std::uint32_t>(protocol::route::local), nullptr, nullptr, 0, 0};
+}
 
 // Fills `gst` from the context (the copies of the context fields the calls need) and empties its
 // counts, caches and rings' heads: thread 0 the single fields, every thread a share of the
@@ -27,9 +33,13 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.barrier_episode = 0;
     gst.windows_in_use = 0;
     gst.world_windows = 0;
-    gst.cached_window = -1;
-    gst.put_route_cache.target = -1;
-    gst.notify_route_cache.target = -1;
+    // Both route caches start empty, every field set: a call with a target argument of -1
+    // matches the empty cache before its checks run, and must then find the local route, which
+    // takes no ticket (notify_path.cuh, early_notify_ticket).
+    gst.cached_window = DCUDA_WIN_NONE;
+    gst.cached_rank = -1;
+    gst.put_route_cache = empty_route_cache();
+    gst.notify_route_cache = empty_route_cache();
     gst.acks_requested = 0;
     gst.acks_awaited = 0;
     gst.world_collectives = 0;
@@ -58,8 +68,12 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
        i += blockDim.x) {
     gst.ring_head[i] = 0;
   }
+  // Generations start where this run's do (dcuda_context::first_window_generation), so that a
+  // handle kept from an earlier run is refused rather than taken for this run's window.
   for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
-    gst.generation[i] = 0;
+    gst.generation[i] = dcuda->first_window_generation;
+    gst.own_window_base[i] = 0;
+    gst.own_window_size[i] = 0;
   }
   __syncthreads();
 }

@@ -41,7 +41,9 @@ __device__ inline void cache_target_route(dcuda_cached_route& cache, int world_r
 // values already loaded. A window's communicator never changes, so the same window and rank
 // argument always give the same target: plan_put keys the route cache on those two alone.
 __device__ inline int window_target_rank(bool on_world, int rank, int rank_start) {
-  return on_world ? rank : rank + rank_start;
+  return on_world
+             ? rank
+             : static_cast<int>(static_cast<unsigned>(rank) + static_cast<unsigned>(rank_start));
 }
 
 }  // namespace dcuda::device

@@ -55,6 +55,7 @@ __device__ inline void create_world_window(dcuda_state& gst, void* winbase, int 
     if (slot >= 0) {
       gst.generation[slot] = result.generation;
       gst.own_window_base[slot] = reinterpret_cast<std::uint64_t>(winbase);  // records land here
+      gst.own_window_size[slot] = static_cast<std::uint32_t>(size);
       gst.windows_in_use |= 1u << slot;
       gst.world_windows |= 1u << slot;
     }

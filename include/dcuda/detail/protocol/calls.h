@@ -24,7 +24,8 @@ enum class call : std::uint16_t {
   ping_host,
   comm_size,
   comm_rank,
-  count_  // number of entries; keep last
+  ring_poll,  // not a call: a rank takes its peer rings' records inside every dcuda wait
+  count_      // number of entries; keep last
 };
 
 constexpr const char* call_name(call c) {
@@ -44,7 +45,8 @@ constexpr const char* call_name(call c) {
                                    "dcuda_log",
                                    "dcuda_ping_host",
                                    "dcuda_comm_size",
-                                   "dcuda_comm_rank"};
+                                   "dcuda_comm_rank",
+                                   "the poll of its peer rings (inside a dcuda call that waits)"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";

@@ -81,8 +81,8 @@ DCUDA_HD inline std::uint32_t read_consumed(const channel_view& channel) {
 // it went by. The cached copy answers when it can. Otherwise one producer at a time reads the
 // consumer's position over PCIe: when 131 ranks of an H200 all did so while the ring was full,
 // their reads crowded out the delivery agent's, and each of its jobs took ~200 us instead of a
-// few (docs/notes/performance-history.md, "The all-ranks network stall"). Pollers are serialised, so the
-// cached copy, refreshed only by them, never goes backwards.
+// few (docs/notes/performance-history.md, "The all-ranks network stall"). Pollers are serialised,
+// so the cached copy, refreshed only by them, never goes backwards.
 DCUDA_HD inline bool producer_has_room(const channel_view& channel, std::uint32_t ticket,
                                        std::uint32_t n, std::uint32_t& consumed) {
   auto cached = device_atomic<std::uint32_t>(*channel.consumed_seen);

@@ -62,4 +62,7 @@ struct dcuda_context {
       delivery_queue;  // the proxy's jobs for the agent; null: no agent
 
   std::uint64_t report_wait_after_ns;  // a wait spinning this long publishes its wait_record
+  // Every window slot's generation before this run's first dcuda_win_create: different in every
+  // run (protocol::first_window_generation), so that handles of earlier runs are refused.
+  std::uint32_t first_window_generation;
 };

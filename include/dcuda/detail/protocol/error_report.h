@@ -21,6 +21,9 @@ enum class error_code : std::uint16_t {
   negative_size,          // values: size
   negative_count,         // values: count
   collective_mismatch,    // values: this process, the other process, the other's call
+  bad_ring_record,        // values: ring (sending GPU), payload size, offset,
+                          //         window slot << 32 | the window's size
+  null_window_base,       // values: base (0), size
   count_
 };
 

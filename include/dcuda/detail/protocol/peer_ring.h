@@ -83,6 +83,20 @@ DCUDA_HD constexpr ring_record decode_ring_record(const ring_words& words) {
           static_cast<std::uint8_t>(packed & 7u),  (high >> 31) != 0u};
 }
 
+// What a target rank refuses in a complete record it took (the sender is another process: its
+// record is checked before its payload lands): a payload wider than a record carries, or one
+// outside the target's window of `window_size` bytes. A record without a payload writes nothing.
+enum class ring_record_fault : std::uint8_t { none, payload_too_large, outside_window };
+DCUDA_HD constexpr ring_record_fault ring_record_fault_of(const ring_record& record,
+                                                          std::uint32_t window_size) {
+  if (record.size > ring_payload_limit) return ring_record_fault::payload_too_large;
+  if (record.size != 0u &&
+      (record.offset > window_size || record.size > window_size - record.offset)) {
+    return ring_record_fault::outside_window;
+  }
+  return ring_record_fault::none;
+}
+
 // Whether ticket `ticket` may be written while the target has taken `taken` records.
 DCUDA_HD constexpr bool ring_has_room(std::uint32_t ticket, std::uint32_t taken) {
   return ticket - taken < ring_slots;

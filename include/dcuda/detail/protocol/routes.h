@@ -1,7 +1,7 @@
-// How a rank reaches another (docs/design.md, "Across GPUs and nodes"): on its own GPU by device stores and
-// device-scope atomics; on a GPU of another process of the node by peer stores over NVLink/PCIe
-// and system-scope atomics into memory mapped with CUDA IPC; anywhere else through the host
-// proxies and the network engine. The runtime decides the path per pair of processes at
+// How a rank reaches another (docs/design.md, "Across GPUs and nodes"): on its own GPU by device
+// stores and device-scope atomics; on a GPU of another process of the node by peer stores over
+// NVLink/PCIe and system-scope atomics into memory mapped with CUDA IPC; anywhere else through the
+// host proxies and the network engine. The runtime decides the path per pair of processes at
 // dcuda_host_init and writes one rank_route per world rank into device memory.
 #pragma once
 

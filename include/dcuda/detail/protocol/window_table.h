@@ -37,6 +37,14 @@ DCUDA_HD constexpr std::uint32_t next_generation(std::uint32_t generation) {
   return next == 0 ? 1u : next;
 }
 
+// Where run `run` (0, 1, ... of one context) starts every slot's generation: 4096 generations
+// apart, so that a handle from one of the 2047 runs before is refused (unless one slot saw more
+// than 4096 creations in one run).
+inline constexpr std::uint32_t generations_per_run = 4096;
+DCUDA_HD constexpr std::uint32_t first_window_generation(std::uint32_t run) {
+  return (run * generations_per_run) & 0x7fffffu;
+}
+
 // Lowest slot whose bit is clear in `in_use`, or -1 when all are taken.
 DCUDA_HD constexpr int lowest_free_slot(std::uint32_t in_use) {
   for (int slot = 0; slot < max_windows; ++slot) {
