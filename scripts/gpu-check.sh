@@ -12,6 +12,7 @@
 # DCUDA_TESTS_REGEX=<regex> gives ctest -R: only the tests it matches, then the sanitizer runs
 # (when a full run already passed and only a few tests changed); DCUDA_TESTS_REGEX=none skips
 # ctest. DCUDA_SANITIZER_TOOLS="memcheck ..." picks compute-sanitizer's tools (empty: none).
+# DCUDA_SOAK_ROUNDS=<n> sets the rounds of the GPU soak that follows the sanitizer runs (0: none).
 # DCUDA_CHECK_PART=apps runs the case studies alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
 # $OUT/results/apps (DCUDA_APPS="stencil ..." picks applications, by default every one built;
@@ -209,6 +210,30 @@ if [ "$gpus" -ge 4 ]; then
   step "multi-GPU suite on 2 emulated nodes of $((gpus / 2)) GPUs"
   (export DCUDA_EMULATE_NODES=2 OMPI_MCA_btl=tcp,self DCUDA_WAIT_TIMEOUT=60
    launch "$gpus" build/tests/multi_gpu/multi_gpu_tests) || status=1
+fi
+
+# The GPU soak (tests/multi_gpu/gpu_soak.cu) on each path: random puts, put_notifies and notifies
+# between every pair of ranks, every byte and notification checked; it prints its counts and
+# PASS or the first failure. DCUDA_SOAK_ROUNDS rounds; on every GPU of the machine, and with 4
+# GPUs or more also on 2 of them and once more split into 2 emulated nodes (the network path
+# between them, MPI over TCP).
+soak_rounds="${DCUDA_SOAK_ROUNDS:-20000}"
+run_soak() {  # run_soak PROCESSES VARIABLE=VALUE...: one soak with those settings
+  local processes=$1; shift
+  step "soak: $processes processes, $soak_rounds rounds, $*"
+  # DCUDA_SOAK_ROUNDS is this script's; dcuda would warn of it as an unknown setting.
+  (unset DCUDA_SOAK_ROUNDS
+   export DCUDA_WAIT_TIMEOUT=60 DCUDA_TEST_SHARE_GPUS=$share_gpus "$@"
+   launch "$processes" build/tests/multi_gpu/multi_gpu_soak "$soak_rounds") || status=1
+}
+if [ "$soak_rounds" != 0 ]; then
+  for force in 0 1; do
+    run_soak "$multi_gpu_processes" DCUDA_FORCE_NETWORK=$force
+    [ "$gpus" -ge 4 ] && run_soak 2 CUDA_VISIBLE_DEVICES=0,1 DCUDA_FORCE_NETWORK=$force
+  done
+  if [ "$gpus" -ge 4 ]; then
+    run_soak "$gpus" DCUDA_EMULATE_NODES=2 OMPI_MCA_btl=tcp,self
+  fi
 fi
 
 step "example (thesis listings 3.1/3.2) and consumer project"
