@@ -11,7 +11,8 @@
 # DCUDA_CHECK_PART=tests or =bench runs the build and only that half; the default runs both.
 # DCUDA_TESTS_REGEX=<regex> gives ctest -R: only the tests it matches, then the sanitizer runs
 # (when a full run already passed and only a few tests changed); DCUDA_TESTS_REGEX=none skips
-# ctest. DCUDA_SANITIZER_TOOLS="memcheck ..." picks compute-sanitizer's tools (empty: none).
+# ctest. DCUDA_SANITIZER_TOOLS="memcheck ..." picks compute-sanitizer's tools (empty: none),
+# DCUDA_SANITIZER_SUITES="cases multi" the suites they run over.
 # DCUDA_SOAK_ROUNDS=<n> sets the rounds of the GPU soak that follows the sanitizer runs (0: none).
 # DCUDA_CHECK_PART=apps runs the case studies alone: their GPU tests (ctest -L apps),
 # then apps/run_weak_scaling.py on 1, 2, 4, 8 GPUs (as many as the machine has), JSON in
@@ -165,8 +166,13 @@ sanitized_cases=(
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).
+# DCUDA_SANITIZER_SUITES="multi" leaves out the single-GPU cases (one GPU's code is the same on
+# every machine).
 sanitizer_tools="${DCUDA_SANITIZER_TOOLS-memcheck racecheck synccheck initcheck}"
-for tool in $sanitizer_tools; do
+sanitizer_suites=" ${DCUDA_SANITIZER_SUITES:-cases multi} "
+case_tools=$sanitizer_tools; [[ "$sanitizer_suites" == *" cases "* ]] || case_tools=""
+multi_tools=$sanitizer_tools; [[ "$sanitizer_suites" == *" multi "* ]] || multi_tools=""
+for tool in $case_tools; do
   step "compute-sanitizer --tool $tool"
   passed=0; failed=0
   for case in "${sanitized_cases[@]}"; do
@@ -187,7 +193,7 @@ rm -f "$OUT/sanitizer-case.log"
 # runs them as they are, windows mapped while the kernel runs. On one GPU its 2 processes share
 # it (DCUDA_TEST_SHARE_GPUS: the peer path through CUDA IPC on one device, kernels time-sliced).
 share_gpus=0; [ "$gpus" -ge 2 ] || share_gpus=1
-for tool in $sanitizer_tools; do
+for tool in $multi_tools; do
   share=0; [ "$tool" = memcheck ] && share=1
   for force in 0 1; do
     step "compute-sanitizer --tool $tool, $multi_gpu_processes processes, DCUDA_FORCE_NETWORK=$force, DCUDA_TEST_SHARE_WINDOWS=$share, DCUDA_TEST_SHARE_GPUS=$share_gpus"
@@ -217,7 +223,7 @@ fi
 # PASS or the first failure. DCUDA_SOAK_ROUNDS rounds; on every GPU of the machine, and with 4
 # GPUs or more also on 2 of them and once more split into 2 emulated nodes (the network path
 # between them, MPI over TCP).
-soak_rounds="${DCUDA_SOAK_ROUNDS:-20000}"
+soak_rounds="${DCUDA_SOAK_ROUNDS:-50000}"
 run_soak() {  # run_soak PROCESSES VARIABLE=VALUE...: one soak with those settings
   local processes=$1; shift
   step "soak: $processes processes, $soak_rounds rounds, $*"

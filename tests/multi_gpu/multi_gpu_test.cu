@@ -125,9 +125,20 @@ DCUDA_TEST(rank_info_and_communicators_span_every_process) {
   DCUDA_CHECK_EQ(info.rank_responsible, ranks_per_device);
   DCUDA_CHECK_EQ(info.rank_count, processes * ranks_per_device);
   DCUDA_CHECK_EQ(info.rank_start, process_index() * ranks_per_device);
-  DCUDA_CHECK_EQ(info.node_count, 1);
-  DCUDA_CHECK_EQ(info.device_count, processes);
-  DCUDA_CHECK_EQ(info.device_index, process_index());
+  // One host; DCUDA_EMULATE_NODES splits its processes into nodes of contiguous process blocks.
+  const char* emulated = std::getenv("DCUDA_EMULATE_NODES");
+  const int nodes = emulated != nullptr ? std::atoi(emulated) : 1;
+  const auto node_of = [&](int process) { return process * nodes / processes; };
+  int first_here = 0, processes_here = 0;
+  for (int p = processes - 1; p >= 0; --p) {
+    if (node_of(p) != node_of(process_index())) continue;
+    first_here = p;
+    ++processes_here;
+  }
+  DCUDA_CHECK_EQ(info.node_count, nodes);
+  DCUDA_CHECK_EQ(info.node_index, node_of(process_index()));
+  DCUDA_CHECK_EQ(info.device_count, processes_here);
+  DCUDA_CHECK_EQ(info.device_index, process_index() - first_here);
   DCUDA_CHECK_EQ(data.info[0], info.rank_start);
   DCUDA_CHECK_EQ(data.info[1], info.rank_count);
   DCUDA_CHECK_EQ(data.info[2], ranks_per_device);
