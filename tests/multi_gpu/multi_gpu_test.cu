@@ -171,12 +171,15 @@ __global__ void __launch_bounds__(1024) notify_the_next_rank_kernel(dcuda_contex
 }
 
 // Without a cap, a GPU runs a rank on every resident block, less the one kept for the delivery
-// agent only where some process is reached through the network (DCUDA_FORCE_NETWORK=1 here);
-// on the peer path that block's multiprocessor would otherwise stay idle.
+// agent only where some process is reached through the network (DCUDA_FORCE_NETWORK=1, or
+// another node: DCUDA_EMULATE_NODES above 1 here); on the peer path that block's multiprocessor
+// would otherwise stay idle.
 DCUDA_TEST(every_resident_block_is_a_rank_unless_the_network_needs_an_agent) {
   constexpr int threads = 1024;
   const char* forced = std::getenv("DCUDA_FORCE_NETWORK");
-  const bool network = forced != nullptr && std::string(forced) == "1";
+  const char* emulated = std::getenv("DCUDA_EMULATE_NODES");
+  const bool network = (forced != nullptr && std::string(forced) == "1") ||
+                       (emulated != nullptr && std::atoi(emulated) > 1);
   const int resident = gpu_test::resident_ranks(notify_the_next_rank_kernel, threads);
 
   fill_data data{};
