@@ -20,6 +20,13 @@ struct dcuda_cached_route {
   std::uint32_t pad;
 };
 
+// This rank's own window of DCUDA_COMM_WORLD in one slot, as the peer rings' poll reads it.
+struct dcuda_ring_window {
+  std::uint64_t base;
+  std::uint32_t size;
+  std::uint32_t pad;
+};
+
 struct dcuda_state {
   // Read by every thread of the rank. The fast path reads only shared memory (plus, when the
   // route cache below misses, the two window entries): the context fields it needs are copied
@@ -81,6 +88,6 @@ struct dcuda_state {
   std::uint32_t ring_head[dcuda::protocol::max_peer_gpus];    // next ticket to take, per ring
   std::uint32_t* ring_taken[dcuda::protocol::max_peer_gpus];  // where to publish ring_head
   std::uint32_t counter_acquired[dcuda::protocol::tag_count];
-  std::uint64_t own_window_base[dcuda::protocol::max_windows];  // DCUDA_COMM_WORLD windows
-  std::uint32_t own_window_size[dcuda::protocol::max_windows];  // what a record may land in
+  std::uint32_t ring_windows;  // bit per slot whose window records land in (DCUDA_COMM_WORLD)
+  dcuda_ring_window ring_window[dcuda::protocol::max_windows];  // where records land, per slot
 };

@@ -74,6 +74,7 @@ __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
   if (threadIdx.x == 0) {
     device::window_of(gst, slot, gst.world_rank).generation = 0;
     gst.windows_in_use &= ~(1u << slot);
+    gst.ring_windows &= ~(1u << slot);
     if (protocol::window_slot(gst.cached_window) == slot) gst.cached_window = DCUDA_WIN_NONE;
   }
   __syncthreads();

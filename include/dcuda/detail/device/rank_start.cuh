@@ -33,6 +33,7 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.barrier_episode = 0;
     gst.windows_in_use = 0;
     gst.world_windows = 0;
+    gst.ring_windows = 0;
     // Both route caches start empty, every field set: a call with a target argument of -1
     // matches the empty cache before its checks run, and must then find the local route, which
     // takes no ticket (notify_path.cuh, early_notify_ticket).
@@ -72,8 +73,7 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
   // handle kept from an earlier run is refused rather than taken for this run's window.
   for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
     gst.generation[i] = dcuda->first_window_generation;
-    gst.own_window_base[i] = 0;
-    gst.own_window_size[i] = 0;
+    gst.ring_window[i] = {0, 0, 0};
   }
   __syncthreads();
 }

@@ -46,17 +46,6 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
          protocol::ring_slot(gst.ring_head[peer]) * protocol::ring_record_bytes;
 }
 
-// Stops the run: the record in ring `peer` is one no dcuda sender writes (ring_record_fault_of).
-// Out of line: the poll's fast path only tests one combined condition.
-__device__ __noinline__ inline void report_bad_ring_record(const dcuda_state& gst,
-                                                           std::uint32_t peer,
-                                                           const protocol::ring_record& record,
-                                                           std::uint32_t window_size) {
-  fail(gst.ctx, gst.world_rank, protocol::call::ring_poll, protocol::error_code::bad_ring_record,
-       peer, record.size, record.offset,
-       static_cast<std::int64_t>(std::uint64_t{record.window_slot} << 32 | window_size));
-}
-
 // What taking a record did: whether it was taken, and its tag (meaningful when taken).
 struct taken_record {
   bool taken;
@@ -72,32 +61,35 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
                                          std::uint64_t second) {
   const protocol::ring_record record = protocol::decode_ring_record({first, second});
   const std::uint32_t head = owner_read(gst.ring_head[peer]);
-  // Records land only in windows of DCUDA_COMM_WORLD (the others have no entry above).
-  const std::uint32_t windows_in_use =
-      owner_read(gst.windows_in_use) & owner_read(gst.world_windows);
-  const std::uint64_t window_base = owner_read(gst.own_window_base[record.window_slot]);
-  const std::uint32_t window_size = owner_read(gst.own_window_size[record.window_slot]);
+  // Records land only in windows of DCUDA_COMM_WORLD that this rank holds.
+  const std::uint32_t ring_windows = owner_read(gst.ring_windows);
+  const dcuda_ring_window window{owner_read(gst.ring_window[record.window_slot].base),
+                                 owner_read(gst.ring_window[record.window_slot].size), 0};
   const std::uint32_t consumed = owner_read(gst.consumed[record.tag]);
   std::uint32_t* const taken_position = owner_read(gst.ring_taken[peer]);
   // A sender may put into a window as soon as its own dcuda_win_create returns, while this rank
   // is still inside it (polling its rings in the collective's barrier): a payload for a window
   // this rank does not know yet waits at the head of the ring until it does.
   const bool payload = record.size != 0u;
-  const bool window_known = (windows_in_use >> record.window_slot & 1u) != 0u;
-  char* const destination = reinterpret_cast<char*>(window_base) + record.offset;
+  const bool window_known = (ring_windows >> record.window_slot & 1u) != 0u;
+  char* const destination = reinterpret_cast<char*>(window.base) + record.offset;
   // The common case, four aligned bytes inside a known window, is one test and one store (the
-  // offset is below 2^31, so offset + 4 cannot wrap). Anything else is checked in full first: the
-  // record comes from another process.
+  // offset is below 2^31, so offset + 4 cannot wrap). Any other payload is checked in full first:
+  // the record comes from another process. The failure is inlined: a call here would make the
+  // whole poll keep its values in the registers the ABI saves.
   if ((record.size == 4u) & window_known &
       ((reinterpret_cast<std::uintptr_t>(destination) & 3u) == 0u) &
-      (record.offset + 4u <= window_size)) {
+      (record.offset + 4u <= window.size)) {
     *reinterpret_cast<std::uint32_t*>(destination) = record.payload;
-  } else {
-    if (payload & !window_known) return {false, record.tag};
-    if (protocol::ring_record_fault_of(record, window_size) != protocol::ring_record_fault::none) {
-      report_bad_ring_record(gst, peer, record, window_size);
+  } else if (payload) {
+    if (!window_known) return {false, record.tag};
+    if (protocol::ring_record_fault_of(record, window.size) != protocol::ring_record_fault::none) {
+      report_and_trap(
+          gst.ctx, gst.world_rank, protocol::call::ring_poll, protocol::error_code::bad_ring_record,
+          peer, record.size, record.offset,
+          static_cast<std::int64_t>(std::uint64_t{record.window_slot} << 32 | window.size));
     }
-    if (payload) scatter_payload(destination, record.payload, record.size);
+    scatter_payload(destination, record.payload, record.size);
   }
   gst.consumed[record.tag] = consumed - 1u;
   gst.ring_head[peer] = head + 1u;

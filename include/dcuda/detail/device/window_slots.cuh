@@ -54,10 +54,11 @@ __device__ inline void create_world_window(dcuda_state& gst, void* winbase, int 
     const int slot = result.slot;
     if (slot >= 0) {
       gst.generation[slot] = result.generation;
-      gst.own_window_base[slot] = reinterpret_cast<std::uint64_t>(winbase);  // records land here
-      gst.own_window_size[slot] = static_cast<std::uint32_t>(size);
+      gst.ring_window[slot] = {reinterpret_cast<std::uint64_t>(winbase),  // records land here
+                               static_cast<std::uint32_t>(size), 0};
       gst.windows_in_use |= 1u << slot;
       gst.world_windows |= 1u << slot;
+      gst.ring_windows |= 1u << slot;
     }
     gst.broadcast = slot;
   }
