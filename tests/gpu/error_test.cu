@@ -5,6 +5,8 @@
 #include <climits>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include "dcuda/device.cuh"
 #include "gpu_harness.h"
 
@@ -323,6 +325,25 @@ DCUDA_TEST(dcuda_state_outside_shared_memory_is_reported) {
 DCUDA_CHILD(deadlock) {
   int unused = 0;
   run_dcuda(deadlock_kernel, 64, unused, {"--dcuda-ranks-per-device=4"});
+}
+
+// SIGTERM in the middle of a run (a deadlock the watchdog is told never to end): the run stops,
+// the process is named, and the job ends within 10 s of the signal.
+DCUDA_TEST(sigterm_during_a_run_stops_it_and_names_the_process) {
+  require_gpu();
+  char self[4096] = {};
+  if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) {
+    throw dcuda_test::failure("readlink(/proc/self/exe) failed");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto child = gpu_test::run_command(
+      std::string("sh -c 'DCUDA_WAIT_TIMEOUT=0 \"") + self +
+      "\" --child deadlock & pid=$!; sleep 3; kill -TERM $pid; wait $pid' 2>&1");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "received SIGTERM; the run was stopped"));
+  DCUDA_CHECK(seconds < 13.0);  // 3 s before the signal, at most 10 s after it
 }
 
 DCUDA_TEST(watchdog_names_every_waiting_rank_of_a_deadlock) {
