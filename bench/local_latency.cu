@@ -99,7 +99,8 @@ row measure(dcuda_session& session, int reference_blocks, operation op, std::siz
   const ping_pong_result reference =
       run_flag_ping_pong(reference_blocks, threads_per_rank, run.size, run.warmup, run.round_trips);
   if (!reference.data_arrived) fail("reference: wrong data received (" + label + ")");
-  return {size, median_one_way_us(run.repetition_ns, run.round_trips), reference.one_way_us};
+  const one_way_figure figure = one_way_us(run.repetition_ns, run.round_trips);
+  return {size, figure.median_us, reference.one_way_us, figure.min_us, figure.max_us};
 }
 
 double value_at(const table& results, std::size_t size) {

@@ -322,6 +322,12 @@ if wanted engine_backlog; then
   launch 2 build/bench/engine_backlog --out "$OUT/results" || status=1
 fi
 
+# Every figure of this run against the committed results of the same GPU model
+# (bench/regression_guard.py): the WORSE lines and a verdict; the check's status is the tests'.
+step "regression guard"
+python3 bench/regression_guard.py "$OUT/results" --gpus "$gpus" ||
+  echo "regression guard: some figures got worse (above); compare again before calling it a regression"
+
 fi  # bench
 
 finish

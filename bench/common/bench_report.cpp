@@ -245,7 +245,12 @@ void report::write_json() const {
     for (const row& r : t.rows) {
       json << row_separator << "       {\"size\": " << r.size_bytes
            << ", \"dcuda\": " << number(r.dcuda) << ", \"reference\": " << number(r.reference)
-           << ", \"ratio\": " << number(ratio_of(r)) << ", \"unit\": " << quoted(t.unit) << "}";
+           << ", \"ratio\": " << number(ratio_of(r)) << ", \"unit\": " << quoted(t.unit);
+      if (r.dcuda_min >= 0 && r.dcuda_max >= 0) {
+        json << ", \"dcuda_min\": " << number(r.dcuda_min)
+             << ", \"dcuda_max\": " << number(r.dcuda_max);
+      }
+      json << "}";
       row_separator = ",\n";
     }
     json << "]}";

@@ -51,6 +51,9 @@ struct row {
   std::size_t size_bytes;
   double dcuda;
   double reference;
+  // The range of dcuda's repetitions, where the benchmark keeps it (negative: not kept).
+  double dcuda_min = -1;
+  double dcuda_max = -1;
 };
 
 struct table {

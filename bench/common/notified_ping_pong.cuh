@@ -74,14 +74,23 @@ inline int warmup_for(int round_trips) {
   return std::max(round_trips / 10, 10);
 }
 
-// One way, in microseconds: half a round trip, the median over the repetitions.
+// One way, in microseconds: half a round trip; the median over the repetitions, and their range
+// (what bench/regression_guard.py takes as the figure's spread).
+struct one_way_figure {
+  double median_us, min_us, max_us;
+};
+inline one_way_figure one_way_us(const unsigned long long (&repetition_ns)[repetitions],
+                                 int round_trips) {
+  std::vector<double> one_way;
+  for (const unsigned long long ns : repetition_ns) {
+    one_way.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
+  }
+  const auto [low, high] = std::minmax_element(one_way.begin(), one_way.end());
+  return {median(one_way), *low, *high};
+}
 inline double median_one_way_us(const unsigned long long (&repetition_ns)[repetitions],
                                 int round_trips) {
-  std::vector<double> one_way_us;
-  for (const unsigned long long ns : repetition_ns) {
-    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
-  }
-  return median(one_way_us);
+  return one_way_us(repetition_ns, round_trips).median_us;
 }
 
 }  // namespace dcuda_bench

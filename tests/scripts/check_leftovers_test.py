@@ -44,6 +44,12 @@ for name, files, expected in [
      "tracker number"),
     ("commit hash in prose", {"docs/a.md": "Measured at 3ab0cfa on one GPU.\n"}, "commit hash"),
     ("commit hash in a comment", {"src/a.cu": "// slower since 85b22c3\nint y;\n"}, "commit hash"),
+    ("commit hash outside a table's commit column",
+     {"docs/a.md": "| figure | commit | value |\n| --- | --- | --- |\n| x | 3ab0cfa | 85b22c3 |\n"},
+     "commit hash"),
+    ("commit hash after a table with a commit column",
+     {"docs/a.md": "| figure | commit |\n| --- | --- |\n| x | 3ab0cfa |\n\nSince 85b22c3 it is.\n"},
+     "commit hash"),
     ("path outside the repository", {"README.md": "See ../shared/reference/x.txt\n"},
      "path outside"),
     ("remark about machines", {"scripts/a.sh": "# the 4-GPU kind was withheld\n"}, "machines"),
@@ -54,6 +60,10 @@ for name, files, expected in [
 code, out = check({"CHANGELOG.md": "## 0.1.0\n- issue 3: several GPUs (5c07554)\n",
                    "bench/results/h100/x.json": '{"commit": "5c07554"}\n'})
 expect("history and recorded results are exempt", code == 0, out)
+
+code, out = check({"docs/a.md": "| figure | commit | value |\n| --- | --- | --- |\n"
+                                "| x | 3ab0cfa | 1.2 us |\n"})
+expect("a table's commit column is data", code == 0, out)
 
 print(f"{checks - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)
