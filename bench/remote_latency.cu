@@ -20,7 +20,9 @@
 //                 round trip, for the target 4 B <= host round trip + MPI 4 B one way + 2 us
 //
 // If $DCUDA_NVSHMEM_RESULT names the JSON file of nvshmem_latency (run before, in the same device
-// session), its 512-thread figures are printed beside dcuda's peer figures as one more table.
+// session), its 512-thread figures are printed beside dcuda's peer figures as one more table; so
+// are the LSA flag figures of nccl_latency (NCCL's device API) where $DCUDA_NCCL_RESULT names its
+// JSON file.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -182,9 +184,10 @@ double value_at(const table& results, std::size_t size) {
   return 0;
 }
 
-// nvshmem_latency's one-way figures with 512-thread blocks, by size, from its JSON file: the
-// table whose title names NVSHMEM and "512 threads". Empty when the file or table is missing.
-std::map<std::size_t, double> nvshmem_figures(const std::string& path) {
+// An anchor's one-way figures, by size, from its JSON file: the first table whose title holds
+// every one of `title_parts`. Empty when the file or table is missing.
+std::map<std::size_t, double> anchor_figures(const std::string& path,
+                                             const std::vector<std::string>& title_parts) {
   std::ifstream file(path);
   if (!file) return {};
   std::stringstream text;
@@ -195,9 +198,9 @@ std::map<std::size_t, double> nvshmem_figures(const std::string& path) {
        at = json.find(title_key, at + 1)) {
     const std::size_t title_start = at + title_key.size();
     const std::string title = json.substr(title_start, json.find('"', title_start) - title_start);
-    if (title.find("NVSHMEM") == std::string::npos ||
-        title.find("ping-pong") == std::string::npos ||
-        title.find("512 threads") == std::string::npos) {
+    if (!std::all_of(title_parts.begin(), title_parts.end(), [&](const std::string& part) {
+          return title.find(part) != std::string::npos;
+        })) {
       continue;
     }
     const std::size_t rows_start = json.find("\"rows\": [", title_start);
@@ -329,30 +332,40 @@ int main(int argc, char** argv) {
   sum_of_parts.rows.push_back({4, network_4b, round_trip_us + mpi_4b});
   out->print(sum_of_parts);
 
-  // NVSHMEM's figures from nvshmem_latency, when a run of it left them (DCUDA_NVSHMEM_RESULT).
-  const char* nvshmem_file = std::getenv("DCUDA_NVSHMEM_RESULT");
-  if (nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
-    const std::map<std::size_t, double> nvshmem = nvshmem_figures(nvshmem_file);
-    table against_nvshmem = make_table(
-        "notified access (dcuda_put_notify + dcuda_wait_notifications)", path::peer, "NVSHMEM",
-        std::string("NVSHMEM putmem_signal_nbi_block + signal_wait_until ping-pong, one ") +
-            "512-thread block per GPU, from nvshmem_latency (" + nvshmem_file + ")",
-        2);
+  // The anchors' figures, where a run of nvshmem_latency (DCUDA_NVSHMEM_RESULT) or of
+  // nccl_latency (DCUDA_NCCL_RESULT) left them: each beside dcuda's peer notified access.
+  // `anchor`: the reference column; `figures_name`: what the file lacks when it has no table.
+  const auto print_against = [&](const char* variable, const std::string& anchor,
+                                 const std::vector<std::string>& title_parts,
+                                 const std::string& figures_name, const std::string& detail) {
+    const char* file = std::getenv(variable);
+    if (file == nullptr || file[0] == '\0') return;
+    const std::map<std::size_t, double> figures = anchor_figures(file, title_parts);
+    table against = make_table("notified access (dcuda_put_notify + dcuda_wait_notifications)",
+                               path::peer, anchor, detail + " (" + file + ")", 2);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const auto found = nvshmem.find(sizes[i]);
-      if (found != nvshmem.end()) {
-        against_nvshmem.rows.push_back({sizes[i], peer.access_us[i], found->second});
+      const auto found = figures.find(sizes[i]);
+      if (found != figures.end()) {
+        against.rows.push_back({sizes[i], peer.access_us[i], found->second});
       }
     }
-    if (against_nvshmem.rows.empty()) {
-      std::printf(
-          "# DCUDA_NVSHMEM_RESULT=%s holds no NVSHMEM 512-thread ping-pong figures; "
-          "no NVSHMEM table\n\n",
-          nvshmem_file);
+    if (against.rows.empty()) {
+      std::printf("# %s=%s holds no %s figures; no %s table\n\n", variable, file,
+                  figures_name.c_str(), anchor.c_str());
     } else {
-      out->print(against_nvshmem);
+      out->print(against);
     }
-  }
+  };
+  print_against("DCUDA_NVSHMEM_RESULT", "NVSHMEM", {"NVSHMEM", "ping-pong", "512 threads"},
+                "NVSHMEM 512-thread ping-pong",
+                "NVSHMEM putmem_signal_nbi_block + signal_wait_until ping-pong, one 512-thread "
+                "block per GPU, from nvshmem_latency");
+  print_against("DCUDA_NCCL_RESULT", "NCCL device API",
+                {"NCCL device API", "LSA flag ping-pong", "512 threads"},
+                "NCCL device API 512-thread LSA flag ping-pong",
+                "NCCL device API ping-pong (payload stored through ncclGetLsaPointer, then a "
+                "system-scope release store of a flag in the peer's window; acquire poll), one "
+                "512-thread block per GPU, from nccl_latency");
 
   // A host-proxied operation needs the device -> host and host -> device legs of a round trip:
   // faster than that, the operations did not go through the host proxies.

@@ -263,12 +263,14 @@ for bench in local_latency host_roundtrip local_bandwidth; do
 done
 
 if [ "$gpus" -ge 2 ]; then
-  # NVSHMEM first: remote_latency prints its figures beside dcuda's.
-  for bench in nvshmem_latency remote_latency remote_bandwidth network_engine; do
+  # The anchors (NVSHMEM, NCCL's device API) first: remote_latency prints their figures beside
+  # dcuda's.
+  for bench in nvshmem_latency nccl_latency remote_latency remote_bandwidth network_engine; do
     wanted "$bench" || continue
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then
-      DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" launch 2 \
+      DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" \
+        DCUDA_NCCL_RESULT="$OUT/results/nccl_latency.json" launch 2 \
         "build/bench/$bench" --out "$OUT/results" || status=1
       if [ "$bench" = remote_latency ] && [ -n "${DCUDA_CHECK_TRACE:-}" ]; then
         # Where the network path's time goes (its last run: notify), in a run of its own: the
@@ -281,7 +283,8 @@ if [ "$gpus" -ge 2 ]; then
         rm -rf "$OUT"/network-trace.*.csv "$OUT/traced"
       fi
     else
-      echo "not built: build/bench/$bench"; [ "$bench" = nvshmem_latency ] || status=1
+      echo "not built: build/bench/$bench"
+      [ "$bench" = nvshmem_latency ] || [ "$bench" = nccl_latency ] || status=1
     fi
   done
 fi
