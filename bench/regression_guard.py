@@ -99,7 +99,11 @@ def main():
     for path in sorted(glob.glob(os.path.join(args.new, "**", "*.json"), recursive=True)):
         with open(path, encoding="utf-8") as handle:
             new = json.load(handle)
-        model = model_of(new.get("device", {}).get("name", ""))
+        # Only the benchmarks' JSON (bench/common/bench_report.h): a "device" object and "tables".
+        # The case studies' JSON (apps/run_weak_scaling.py) names its device in a string.
+        if not isinstance(new, dict) or not isinstance(new.get("device"), dict):
+            continue
+        model = model_of(new["device"].get("name", ""))
         if model is None or "tables" not in new:
             continue
         relative = os.path.relpath(path, args.new)

@@ -121,6 +121,9 @@ std::string label_of(operation op, std::size_t size, path p) {
 struct dcuda_figures {
   std::vector<double> access_us;
   double notify_us = 0;
+  // The range of the repetitions behind each median (bench/regression_guard.py's spread).
+  std::vector<one_way_figure> access;
+  one_way_figure notify{};
 };
 
 // One dcuda context over both processes: every size, then notify. No MPI while the context
@@ -157,12 +160,14 @@ dcuda_figures measure_dcuda(const mpi_world& world, const options& command_line,
       BENCH_CUDA_CHECK(cudaDeviceSynchronize());
       session.run(run);
       mismatches.push_back(run.mismatches);
-      return median_one_way_us(run.repetition_ns, run.round_trips);
+      return one_way_us(run.repetition_ns, run.round_trips);
     };
     for (const std::size_t size : sizes) {
-      figures.access_us.push_back(measure(operation::put_notify, size));
+      figures.access.push_back(measure(operation::put_notify, size));
+      figures.access_us.push_back(figures.access.back().median_us);
     }
-    figures.notify_us = measure(operation::notify, 0);
+    figures.notify = measure(operation::notify, 0);
+    figures.notify_us = figures.notify.median_us;
   }
   const std::vector<int> wrong = world.sum_each(mismatches);
   for (std::size_t i = 0; i < wrong.size(); ++i) {
@@ -296,24 +301,28 @@ int main(int argc, char** argv) {
   table peer_access = make_table("notified access (dcuda_put_notify + dcuda_wait_notifications)",
                                  path::peer, "peer flag", peer_detail, 2);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    peer_access.rows.push_back({sizes[i], peer.access_us[i], peer_reference_us[i]});
+    peer_access.rows.push_back({sizes[i], peer.access_us[i], peer_reference_us[i],
+                                peer.access[i].min_us, peer.access[i].max_us});
   }
   out->print(peer_access);
   table peer_notify = make_table("notify (dcuda_notify + dcuda_wait_notifications)", path::peer,
                                  "peer flag", peer_detail + " (no payload)", 2);
-  peer_notify.rows.push_back({0, peer.notify_us, peer_notify_reference_us});
+  peer_notify.rows.push_back(
+      {0, peer.notify_us, peer_notify_reference_us, peer.notify.min_us, peer.notify.max_us});
   out->print(peer_notify);
 
   table network_access = make_table("notified access (dcuda_put_notify + dcuda_wait_notifications)",
                                     path::network, "MPI host", mpi_detail, 0);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    network_access.rows.push_back({sizes[i], network.access_us[i], mpi_us[i]});
+    network_access.rows.push_back({sizes[i], network.access_us[i], mpi_us[i],
+                                   network.access[i].min_us, network.access[i].max_us});
   }
   out->print(network_access);
   table network_notify =
       make_table("notify (dcuda_notify + dcuda_wait_notifications)", path::network, "MPI host",
                  "MPI_Send/MPI_Recv ping-pong of empty messages between the same 2 processes", 0);
-  network_notify.rows.push_back({0, network.notify_us, mpi_empty_us});
+  network_notify.rows.push_back(
+      {0, network.notify_us, mpi_empty_us, network.notify.min_us, network.notify.max_us});
   out->print(network_notify);
 
   // What the network path costs at least: the device's command reaches the host (and the

@@ -3,7 +3,9 @@
 
 The repository speaks to its users about dcuda alone: tracker numbers, commit hashes in prose,
 remarks about which machines were available, and paths outside the repository belong in
-CHANGELOG.md and git, not in README, docs, code comments, scripts or test names.
+CHANGELOG.md and git, not in README, docs, code comments, scripts or test names. A Markdown
+table may name commits in a column headed "commit" (measurements with their history): that column
+is data, not prose.
 
 Usage: check_leftovers.py [ROOT]   (default: the repository this script lives in)
 Prints each finding as PATH:LINE: TEXT and exits 1 if there is any.

@@ -227,9 +227,7 @@ soak_rounds="${DCUDA_SOAK_ROUNDS:-50000}"
 run_soak() {  # run_soak PROCESSES VARIABLE=VALUE...: one soak with those settings
   local processes=$1; shift
   step "soak: $processes processes, $soak_rounds rounds, $*"
-  # DCUDA_SOAK_ROUNDS is this script's; dcuda would warn of it as an unknown setting.
-  (unset DCUDA_SOAK_ROUNDS
-   export DCUDA_WAIT_TIMEOUT=60 DCUDA_TEST_SHARE_GPUS=$share_gpus "$@"
+  (export DCUDA_WAIT_TIMEOUT=60 DCUDA_TEST_SHARE_GPUS=$share_gpus "$@"
    launch "$processes" build/tests/multi_gpu/multi_gpu_soak "$soak_rounds") || status=1
 }
 if [ "$soak_rounds" != 0 ]; then

@@ -45,6 +45,15 @@ allocation_range allocation_containing(const void* pointer) {
   throw error(DCUDA_ERROR_CUDA, "cuMemGetAddressRange: no CUDA allocation contains the address");
 }
 
+bool made_by_cuda_malloc(const void* pointer) {
+  using pointer_attribute = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+  static const auto attribute = driver_function<pointer_attribute>("cuPointerGetAttribute");
+  int legacy = 0;
+  return attribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                   reinterpret_cast<CUdeviceptr>(pointer)) == CUDA_SUCCESS &&
+         legacy != 0;
+}
+
 std::optional<std::uint64_t> allocation_id(const void* pointer) {
   using pointer_attribute = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
   static const auto attribute = driver_function<pointer_attribute>("cuPointerGetAttribute");

@@ -19,6 +19,10 @@ allocation_range allocation_containing(const void* pointer);
 // The same, or nothing where the driver knows no allocation at `pointer` (freed, never a CUDA
 // allocation); other failures throw.
 std::optional<allocation_range> find_allocation(const void* pointer);
+// Whether `pointer` lies in memory of cudaMalloc (CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE),
+// one allocation to the driver; false for memory of the virtual memory management API, managed
+// memory, and where the driver cannot say.
+bool made_by_cuda_malloc(const void* pointer);
 
 // The driver's identity of the allocation that contains `pointer` (CU_POINTER_ATTRIBUTE_BUFFER_ID:
 // unique for the process's lifetime, so an allocation freed and another made at the same address

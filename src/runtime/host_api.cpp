@@ -58,9 +58,12 @@ class context_registry {
   std::map<const dcuda_host_context*, std::size_t> slots_;
 };
 
+// Never destroyed: a context the program did not finish would otherwise be torn down during
+// static destruction, after the CUDA runtime's own (as before the registry, it is left to the
+// process's end).
 context_registry& contexts() {
-  static context_registry registry;
-  return registry;
+  static context_registry* const registry = new context_registry;
+  return *registry;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "runtime/host_context.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -99,6 +100,19 @@ void dcuda_host_context::check_shared_allocations() const {
   }
 }
 
+namespace {
+
+// Runs of every context of this process, in order: where each run's window generations start.
+// Process-wide, so that a handle kept from a context that dcuda_host_finish ended is refused by
+// the next context's runs too. Processes need not agree on it: a window of DCUDA_COMM_WORLD takes
+// the highest generation any of them offers.
+std::uint32_t next_run_index() {
+  static std::atomic<std::uint32_t> runs{0};
+  return runs.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 double dcuda_host_context::run(void* user_data, std::size_t size) {
   if (size > 0 && user_data == nullptr) {
     throw error(DCUDA_ERROR_INVALID_ARGUMENT,
@@ -111,7 +125,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
     DCUDA_CUDA_CHECK(
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
   }
-  buffers_.prepare_run(device_data, protocol::first_window_generation(runs_started_++),
+  buffers_.prepare_run(device_data, protocol::first_window_generation(next_run_index()),
                        stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 

@@ -65,6 +65,5 @@ struct dcuda_host_context {
   dcuda::runtime::cuda_stream stream_;
   dcuda::runtime::device_array<char> user_data_;
   std::vector<double> timings_;
-  std::uint32_t runs_started_ = 0;  // where each run's window generations start
   std::vector<shared_allocation> shared_allocations_;
 };

@@ -18,6 +18,21 @@ namespace {
 using window_header = checks::window_contribution_head;
 using checks::window_card;
 
+// The bytes a window starting in `allocation` may span. A cudaMalloc allocation is one piece,
+// whatever lies after it. Memory of the virtual memory management API (cuMemCreate, mapped piece
+// by piece into one reserved range) is several allocations to the driver, each reported alone,
+// and a window may cross from one into the next: those mapped without a gap count together.
+std::uint64_t contiguous_mapped_bytes(const allocation_range& allocation) {
+  std::uint64_t bytes = allocation.size;
+  if (made_by_cuda_malloc(allocation.base)) return bytes;
+  for (;;) {
+    const char* end = static_cast<const char*>(allocation.base) + bytes;
+    const std::optional<allocation_range> next = find_allocation(end);
+    if (!next || next->base != end || next->size == 0) return bytes;
+    bytes += next->size;
+  }
+}
+
 }  // namespace
 
 world_collectives::world_collectives(const process_paths& paths,
@@ -110,11 +125,11 @@ std::vector<char> world_collectives::window_contribution() const {
       if (const std::optional<allocation_range> allocation =
               find_allocation(reinterpret_cast<void*>(card.base))) {
         const std::uint64_t offset = card.base - reinterpret_cast<std::uint64_t>(allocation->base);
-        if (card.size > allocation->size - offset) {
+        const std::uint64_t mapped = contiguous_mapped_bytes(*allocation);
+        if (card.size > mapped - offset) {
           reject("the window (" + std::to_string(card.size) + " bytes at offset " +
-                 std::to_string(offset) +
-                 " of its allocation) ends past its cudaMalloc allocation of " +
-                 std::to_string(allocation->size) + " bytes");
+                 std::to_string(offset) + " of its allocation) ends past its CUDA allocation of " +
+                 std::to_string(mapped) + " bytes");
         }
       }
     }

@@ -641,6 +641,12 @@ int soak(const options& parsed, int process, int processes) {
       verdict = "first failure: " + failure_text(*first, parsed.rounds);
     } else if (lost != 0 || sums[corrupted_byte_count] != 0 || sums[unexpected_count] != 0) {
       verdict = "failures counted without a record of the first";
+    } else if (sums[put_count] != static_cast<unsigned long long>(parsed.rounds) * world ||
+               sums[barrier_count] != static_cast<unsigned long long>(parsed.rounds)) {
+      // Tallies that do not add up to the rounds asked for: the run checked less than it says.
+      verdict = std::to_string(sums[put_count]) + " puts and " +
+                std::to_string(sums[barrier_count]) + " barriers for " +
+                std::to_string(parsed.rounds) + " rounds of " + std::to_string(world) + " ranks";
     } else if (sums[expected_count] != sent) {
       // The targets' recomputation of the sources' choices disagrees with the sources.
       verdict = "the targets expected " + std::to_string(sums[expected_count]) +

@@ -84,6 +84,12 @@ with tempfile.TemporaryDirectory() as root:
     expect(code == 1 and "WORSE latency [1024]: 100.000 -> 80.000 GB/s" in out,
            "less bandwidth is WORSE", out)
 
+    # The case studies' JSON (a device string, no tables) beside the benchmarks' is left alone.
+    write(os.path.join(new, "apps"), "power.json", {"device": "NVIDIA H200", "runs": [1.0]})
+    write(new, "lat.json", result("lat", [(4, row(1.00, 0.50))]))
+    code, out = guard(new, committed)
+    expect(code == 0 and "1 result(s) compared" in out, "case-study JSON is skipped", out)
+
     # A model without committed results: said, and no failure.
     other = os.path.join(root, "other")
     write(other, "lat.json", result("lat", [(4, row(1.0, 1.0))], device="NVIDIA A100-SXM4-80GB"))

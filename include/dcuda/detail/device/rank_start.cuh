@@ -40,6 +40,10 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.cached_window = DCUDA_WIN_NONE;
     gst.cached_rank = -1;
     gst.put_route_cache = empty_route_cache();
+    gst.cached_target_base = 0;
+    gst.cached_target_size = 0;
+    gst.cached_own_base = 0;
+    gst.cached_own_size = 0;
     gst.notify_route_cache = empty_route_cache();
     gst.acks_requested = 0;
     gst.acks_awaited = 0;

@@ -82,7 +82,8 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
       (record.offset + 4u <= window.size)) {
     *reinterpret_cast<std::uint32_t*>(destination) = record.payload;
   } else if (payload) {
-    if (!window_known) return {false, record.tag};
+    // A record no sender writes is refused at once, even for a window this rank does not hold.
+    if (!window_known & (record.size <= protocol::ring_payload_limit)) return {false, record.tag};
     if (protocol::ring_record_fault_of(record, window.size) != protocol::ring_record_fault::none) {
       report_and_trap(
           gst.ctx, gst.world_rank, protocol::call::ring_poll, protocol::error_code::bad_ring_record,
