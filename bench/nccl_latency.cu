@@ -310,11 +310,8 @@ class nccl_ping_pong {
     BENCH_CUDA_CHECK(cudaMemcpy(nanoseconds.data(), repetition_ns_.get(), repetition_ns_.size(),
                                 cudaMemcpyDeviceToHost));
     BENCH_CUDA_CHECK(cudaMemcpy(&wrong, mismatches_.get(), sizeof wrong, cudaMemcpyDeviceToHost));
-    std::vector<double> one_way_us;
-    for (const unsigned long long ns : nanoseconds) {
-      one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
-    }
-    return {world_.from_process0(median(one_way_us)), world_.sum(wrong) == 0};
+    return {world_.from_process0(median_one_way_us(nanoseconds, round_trips)),
+            world_.sum(wrong) == 0};
   }
 
  private:

@@ -173,11 +173,7 @@ ping_pong_result nvshmem_ping_pong(const mpi_world& world, const nvshmem_buffers
   BENCH_CUDA_CHECK(cudaMemcpy(nanoseconds.data(), buffers.repetition_ns(),
                               repetitions * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   BENCH_CUDA_CHECK(cudaMemcpy(&wrong, buffers.mismatches(), sizeof wrong, cudaMemcpyDeviceToHost));
-  std::vector<double> one_way_us;
-  for (const unsigned long long ns : nanoseconds) {
-    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
-  }
-  return {world.from_process0(median(one_way_us)), world.sum(wrong) == 0};
+  return {world.from_process0(median_one_way_us(nanoseconds, round_trips)), world.sum(wrong) == 0};
 }
 
 // Put bandwidth of 32 blocks, each putting `size`-byte messages, PE 0 -> PE 1 (collective).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: builds and installs first (scripts/install.sh, incremental, with the tests,
-# benchmarks and case studies turned on and warnings as errors), then CTest. CPU tests run
+# benchmarks and case studies turned on and warnings as errors; NVSHMEM from pip for its
+# comparison benchmark), then CTest. CPU tests run
 # everywhere; GPU tests run where a GPU is found and otherwise report themselves skipped with
 # the reason. The consumer test builds tests/consumer against the installed package.
 # The MPI engine soaks for 60 s (DCUDA_SOAK_SECONDS, tests/mpi/CMakeLists.txt).
@@ -13,6 +14,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi_launcher.sh
 if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+
+# NVSHMEM's headers and libraries (pip's nvidia-nvshmem-cu13), so that the NVSHMEM comparison
+# (bench/nvshmem_latency) compiles here too; without them it is left out and CMake says so.
+if ! python3 -c "import nvidia.nvshmem" 2>/dev/null; then
+  echo "test.sh: installing nvidia-nvshmem-cu13 (pip), for bench/nvshmem_latency"
+  python3 -m pip install -q nvidia-nvshmem-cu13 ||
+    echo "test.sh: NVSHMEM could not be installed; bench/nvshmem_latency is not built" >&2
+fi
 
 # The default MPI (FindMPI takes mpiexec from PATH): its options through CMake, not the tests.
 mpi_environment mpiexec

@@ -19,4 +19,15 @@ inline double median(std::vector<double> values) {
   return (*middle + *std::max_element(values.begin(), middle)) / 2;
 }
 
+// One way, in microseconds, from the repetitions' round-trip times (`round_trips` round trips
+// each): half a round trip, the median over the repetitions.
+inline double median_one_way_us(const std::vector<unsigned long long>& repetition_ns,
+                                int round_trips) {
+  std::vector<double> one_way_us;
+  for (const unsigned long long ns : repetition_ns) {
+    one_way_us.push_back(static_cast<double>(ns) / round_trips / 2 / 1000);
+  }
+  return median(one_way_us);
+}
+
 }  // namespace dcuda_bench

@@ -181,11 +181,7 @@ inline ping_pong_result run_flag_ping_pong(int blocks, int threads_per_block, in
   BENCH_CUDA_CHECK(cudaMemcpy(nanoseconds.data(), repetition_ns.get(), repetition_ns.size(),
                               cudaMemcpyDeviceToHost));
   BENCH_CUDA_CHECK(cudaMemcpy(&wrong, mismatches.get(), sizeof wrong, cudaMemcpyDeviceToHost));
-  std::vector<double> one_way_us;
-  for (const unsigned long long ns : nanoseconds) {
-    one_way_us.push_back(static_cast<double>(ns) / iterations / 2 / 1000);
-  }
-  return {median(one_way_us), wrong == 0};
+  return {median_one_way_us(nanoseconds, iterations), wrong == 0};
 }
 
 }  // namespace dcuda_bench

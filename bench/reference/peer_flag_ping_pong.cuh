@@ -144,11 +144,7 @@ class peer_flag_ping_pong {
     BENCH_CUDA_CHECK(cudaMemcpy(nanoseconds.data(), repetition_ns_.get(), repetition_ns_.size(),
                                 cudaMemcpyDeviceToHost));
     BENCH_CUDA_CHECK(cudaMemcpy(&wrong, mismatches_.get(), sizeof wrong, cudaMemcpyDeviceToHost));
-    std::vector<double> one_way_us;
-    for (const unsigned long long ns : nanoseconds) {
-      one_way_us.push_back(static_cast<double>(ns) / iterations / 2 / 1000);
-    }
-    const double median_us = world_.from_process0(median(one_way_us));
+    const double median_us = world_.from_process0(median_one_way_us(nanoseconds, iterations));
     return {median_us, world_.sum(wrong) == 0};
   }
 
