@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: builds and installs first (scripts/install.sh, incremental, with the tests,
 # benchmarks and case studies turned on and warnings as errors; NVSHMEM from pip for its
-# comparison benchmark), then CTest. CPU tests run
-# everywhere; GPU tests run where a GPU is found and otherwise report themselves skipped with
-# the reason. The consumer test builds tests/consumer against the installed package.
+# comparison benchmark), then CTest. CPU tests run everywhere; GPU tests run where a GPU is found
+# and otherwise report themselves skipped with the reason. The consumer test builds
+# tests/consumer against the installed package.
 # The MPI engine soaks for 60 s (DCUDA_SOAK_SECONDS, tests/mpi/CMakeLists.txt).
 # Then the MPI tests again under MPICH (Debian's mpich, installed here if missing): the MPI test
 # programs alone, built in build-mpich/ against MPICH, `ctest -L mpi -LE gpu` there.
