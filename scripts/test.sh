@@ -17,7 +17,12 @@ if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 
 # NVSHMEM's headers and libraries (pip's nvidia-nvshmem-cu13), so that the NVSHMEM comparison
 # (bench/nvshmem_latency) compiles here too; without them it is left out and CMake says so.
-if ! python3 -c "import nvidia.nvshmem" 2>/dev/null; then
+nvshmem_found() {  # its header in the Python package (an empty namespace package imports too)
+  python3 -c 'import os, sys, nvidia.nvshmem as m
+sys.exit(0 if any(os.path.isfile(os.path.join(p, "include", "nvshmem.h")) for p in m.__path__) else 1)' \
+    2>/dev/null
+}
+if ! nvshmem_found; then
   echo "test.sh: installing nvidia-nvshmem-cu13 (pip), for bench/nvshmem_latency"
   python3 -m pip install -q nvidia-nvshmem-cu13 ||
     echo "test.sh: NVSHMEM could not be installed; bench/nvshmem_latency is not built" >&2
