@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole device run, the same in every session: build, all tests (GPU ones included), the GPU
-# tests again under compute-sanitizer (memcheck, racecheck, synccheck, initcheck; the multi-GPU
-# suite on 2 emulated nodes where there are 4 GPUs), the example, the consumer project and the
-# benchmarks. Logs and benchmark JSON go to $OUT (default ./gpu-out):
+# The whole run on a GPU machine, the same on every machine: build, all tests (GPU ones
+# included), the GPU tests again under compute-sanitizer (memcheck, racecheck, synccheck,
+# initcheck; the multi-GPU suite on 2 emulated nodes where there are 4 GPUs), the example, the
+# consumer project and the benchmarks. Logs and benchmark JSON go to $OUT (default ./gpu-out):
 #   $OUT/gpu-check.log         everything printed (gpu-check-<part>.log for DCUDA_CHECK_PART=<part>,
 #                              so that parts run one after another in one call keep their logs)
 #   $OUT/results/<bench>.json  benchmark results (copy them to bench/results/ and commit)

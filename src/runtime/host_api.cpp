@@ -5,11 +5,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <memory>
-#include <mutex>
 #include <deque>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
