@@ -16,5 +16,12 @@ if(Python3_FOUND)
 endif()
 find_path(DCUDA_NCCL_INCLUDE_DIR nccl.h HINTS ${nccl_hints} ${CUDAToolkit_INCLUDE_DIRS}
           PATH_SUFFIXES include)
-find_library(DCUDA_NCCL_LIBRARY NAMES nccl libnccl.so.2
+# The library beside the headers first: a machine may hold another NCCL in a system folder (found
+# first by name), and bench/nccl_latency's device structures must match the library it runs with.
+if(DCUDA_NCCL_INCLUDE_DIR)
+  get_filename_component(nccl_headers_root "${DCUDA_NCCL_INCLUDE_DIR}" DIRECTORY)
+  find_library(DCUDA_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
+               HINTS ${nccl_headers_root} PATH_SUFFIXES lib lib64 NO_DEFAULT_PATH)
+endif()
+find_library(DCUDA_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
              HINTS ${nccl_hints} ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib lib64)
