@@ -136,7 +136,7 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   try {
     if (buffers_.shape().process_count > 1) {
       network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
-                      *incoming_staging_, settings_.network_trace);
+                      *incoming_staging_, settings_.network_trace, settings_.network_chunk_bytes);
     }
     return finish_run(network, user_data, device_data, size);
   } catch (const std::exception& failure) {

@@ -16,8 +16,6 @@ namespace {
 
 using protocol::remote_operation;
 
-// Pieces of a staged payload: one engine chunk each.
-constexpr std::size_t piece_bytes = transport::mpi_engine::default_chunk_bytes;
 constexpr std::size_t operation_bytes = sizeof(remote_operation) + sizeof(std::uint64_t);
 static_assert(operation_bytes <= protocol::entry_payload_bytes,
               "a remote operation and its source address fill the first entry");
@@ -27,8 +25,9 @@ static_assert(operation_bytes <= protocol::entry_payload_bytes,
 network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
                              const shared_memory_mappings& shared_memory, device_buffers& buffers,
                              pinned_pool& outgoing, pinned_pool& incoming,
-                             const std::string& trace_prefix)
-    : buffers_(buffers),
+                             const std::string& trace_prefix, std::size_t chunk_bytes)
+    : piece_bytes_(chunk_bytes),
+      buffers_(buffers),
       shape_(buffers.shape()),
       outgoing_pool_(outgoing),
       incoming_pool_(incoming),
@@ -36,8 +35,15 @@ network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_l
       small_landings_(protocol::delivery_queue_slots),
       collectives_(paths, ranks, shared_memory, buffers),
       trace_(trace_prefix, shape_.process_index),
-      engine_(paths.world, ranks, *this) {
+      engine_(paths.world, ranks, *this, chunk_bytes) {
   static_assert(protocol::delivery_inline_bytes <= sizeof(std::uint64_t));
+  // An inline payload is staged whole; every payload must fit the incoming staging
+  // (largest_payload).
+  if (piece_bytes_ < static_cast<std::size_t>(protocol::inline_put_limit) ||
+      !incoming_pool_.can_take(piece_bytes_) || !outgoing_pool_.can_take(piece_bytes_)) {
+    throw error("host proxy: a network chunk of " + std::to_string(piece_bytes_) +
+                " bytes does not fit between an inline put and the pinned staging");
+  }
   free_small_landings_.reserve(small_landings_.size());
   for (std::uint32_t slot = 0; slot < small_landings_.size(); ++slot) {
     free_small_landings_.push_back(slot);
@@ -109,7 +115,7 @@ bool network_proxy::admit_waiting() {
       // comes with the last one, after all the data.
       while (waiting.next < size) {
         const std::size_t at = waiting.next;
-        const std::size_t bytes = std::min(piece_bytes, size - at);
+        const std::size_t bytes = std::min(piece_bytes_, size - at);
         // Not the queue slots that accepted incoming operations have set aside.
         if (!agent_.has_room(reserved_jobs_ + 1)) return any;
         std::optional<pinned_pool::buffer> payload = outgoing_pool_.take(bytes);
@@ -181,8 +187,7 @@ bool network_proxy::lands_small(const remote_operation& op) {
 }
 
 std::int64_t network_proxy::largest_payload() const {
-  static_assert(piece_bytes >= static_cast<std::size_t>(protocol::inline_put_limit));
-  return static_cast<std::int64_t>(piece_bytes);
+  return static_cast<std::int64_t>(piece_bytes_);
 }
 
 bool network_proxy::ready_for(const remote_operation& op) {

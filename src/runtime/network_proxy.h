@@ -37,11 +37,14 @@ class network_proxy final : public transport::delivery {
  public:
   // `outgoing` and `incoming`: pinned staging for each direction, kept apart so that buffers
   // waiting for a send to complete never starve the receives that let other processes go on.
-  // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off).
+  // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off). `chunk_bytes`: DCUDA_NETWORK_CHUNK, the
+  // stage of the pipeline: a staged payload goes out in pieces of this size, each one engine chunk.
+
   // `paths`, `ranks`, `shared_memory`: what dcuda_host_init and dcuda_host_share_memory set up.
   network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
                 const shared_memory_mappings& shared_memory, device_buffers& buffers,
-                pinned_pool& outgoing, pinned_pool& incoming, const std::string& trace_prefix);
+                pinned_pool& outgoing, pinned_pool& incoming, const std::string& trace_prefix,
+                std::size_t chunk_bytes);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
   ~network_proxy() override = default;
@@ -97,6 +100,7 @@ class network_proxy final : public transport::delivery {
   bool finish_deliveries();
   static bool lands_small(const protocol::remote_operation& op);
 
+  const std::size_t piece_bytes_;  // a staged payload's pieces: one engine chunk each
   device_buffers& buffers_;
   world_shape shape_;
   pinned_pool& outgoing_pool_;

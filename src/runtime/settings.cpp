@@ -73,6 +73,23 @@ bool parse_switch(const setting_name& name, const std::string& text) {
   reject(name, text, "1 or 0 (also on/off, yes/no, true/false)");
 }
 
+// A power of two of bytes from `lowest` to `highest` (the pinned staging hands out powers of two:
+// any other size would leave part of each buffer unused).
+std::size_t parse_power_of_two(const setting_name& name, const std::string& text,
+                               std::size_t lowest, std::size_t highest) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  const auto bytes = static_cast<std::size_t>(value);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value <= 0 ||
+      bytes < lowest || bytes > highest || (bytes & (bytes - 1)) != 0) {
+    reject(name, text,
+           "a power of two of bytes from " + std::to_string(lowest) + " to " +
+               std::to_string(highest));
+  }
+  return bytes;
+}
+
 log_level parse_level(const setting_name& name, const std::string& text) {
   std::string upper = text;
   std::transform(upper.begin(), upper.end(), upper.begin(),
@@ -94,9 +111,10 @@ constexpr setting_name network_trace{"DCUDA_NETWORK_TRACE", "--dcuda-network-tra
 constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER", "--dcuda-host-world-barrier="};
 constexpr setting_name shared_gpus{"DCUDA_ALLOW_SHARED_GPUS", "--dcuda-allow-shared-gpus="};
 constexpr setting_name emulate_nodes{"DCUDA_EMULATE_NODES", "--dcuda-emulate-nodes="};
-constexpr setting_name all_settings[] = {device,      ranks,        timeout,       network,
-                                         verbose,     debug,        network_trace, host_barrier,
-                                         shared_gpus, emulate_nodes};
+constexpr setting_name network_chunk{"DCUDA_NETWORK_CHUNK", "--dcuda-network-chunk="};
+constexpr setting_name all_settings[] = {device,      ranks,         timeout,       network,
+                                         verbose,     debug,         network_trace, host_barrier,
+                                         shared_gpus, emulate_nodes, network_chunk};
 
 // Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
 constexpr const char* other_known_variables[] = {
@@ -218,6 +236,10 @@ settings read_settings(const std::vector<std::string>& arguments,
   }
   if (auto value = lookup(emulate_nodes, arguments, environment)) {
     result.emulate_nodes = parse_integer(emulate_nodes, *value, 1);
+  }
+  if (auto value = lookup(network_chunk, arguments, environment)) {
+    result.network_chunk_bytes = parse_power_of_two(
+        network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest);
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

@@ -30,6 +30,13 @@ struct settings {
                           // as N nodes (bootstrap::discover_layout), reached by the network path
   std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
                               // hop times, to PREFIX.<process>.csv (runtime/network_trace.h)
+  // DCUDA_NETWORK_CHUNK / --dcuda-network-chunk=BYTES: the pipeline stage of the network path (a
+  // power of two, network_chunk_lowest..network_chunk_highest; the same in every process).
+  std::size_t network_chunk_bytes = network_chunk_default;
+
+  static constexpr std::size_t network_chunk_default = std::size_t{1} << 20;
+  static constexpr std::size_t network_chunk_lowest = std::size_t{64} << 10;
+  static constexpr std::size_t network_chunk_highest = std::size_t{16} << 20;
 };
 
 // Reads the settings; a malformed value throws runtime::error naming the setting and the value.

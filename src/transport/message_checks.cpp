@@ -141,6 +141,21 @@ std::string check_operation_header(bytes message, const header_limits& limits) {
   return {};
 }
 
+std::string check_payload_chunk(const remote_operation& op, int source_process, std::size_t chunk,
+                                std::size_t chunks, std::int64_t received, std::int64_t due) {
+  if (received == due) return {};
+  const std::string what = "process " + std::to_string(source_process) + " sent chunk " +
+                           std::to_string(chunk + 1) + " of " + std::to_string(chunks) + " of " +
+                           describe(op);
+  if (received < 0) {
+    return what + " with more than the " + std::to_string(due) +
+           " bytes its header leaves for it (the network chunk size must be the same in every "
+           "process)";
+  }
+  return what + " with " + std::to_string(received) + " bytes; its header leaves " +
+         std::to_string(due) + " for it";
+}
+
 // ---- announcements ----
 
 std::string check_announcement(bytes message, const announcement_limits& limits) {

@@ -48,6 +48,14 @@ std::string check_operation_header(bytes message, const header_limits& limits);
 std::string check_operation_fields(const protocol::remote_operation& op,
                                    const header_limits& limits);
 
+// A payload chunk of an accepted header (chunks carry no header of their own: the operation's
+// header says how many come and how large each is, and MPI keeps them in order). `received`: MPI's
+// count for chunk `chunk` (from 0) of `op`, which is due to carry `due` bytes; a chunk that carried
+// more than its receive could hold is reported with `received` < 0 (MPI truncated it).
+std::string check_payload_chunk(const protocol::remote_operation& op, int source_process,
+                                std::size_t chunk, std::size_t chunks, std::int64_t received,
+                                std::int64_t due);
+
 // ---- the network engine's collective announcements ----
 
 // The head of an announcement; the sender's contribution (window entries) follows.

@@ -46,6 +46,18 @@ mpi_engine::mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& s
   DCUDA_MPI_CHECK(MPI_Comm_dup(world, &comm_));
   DCUDA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   DCUDA_MPI_CHECK(MPI_Comm_rank(comm_, &process_index_));
+  // Both ends count an operation's chunks with their own chunk size: a difference would pair the
+  // chunks of one operation with the receives of another.
+  const long long chunk = static_cast<long long>(chunk_bytes_);
+  long long extremes[2] = {chunk, -chunk};  // the largest, and minus the smallest
+  DCUDA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_LONG_LONG, MPI_MAX, comm_));
+  if (extremes[0] != chunk || -extremes[1] != chunk) {
+    MPI_Comm_free(&comm_);
+    throw runtime::error(DCUDA_ERROR_SETTING,
+                         "mpi_engine: the processes chunk payloads differently (from " +
+                             std::to_string(-extremes[1]) + " to " + std::to_string(extremes[0]) +
+                             " bytes); DCUDA_NETWORK_CHUNK must be the same in every process");
+  }
   int processes = 0;
   DCUDA_MPI_CHECK(MPI_Comm_size(comm_, &processes));
   incoming_.resize(static_cast<std::size_t>(processes));
@@ -87,8 +99,9 @@ mpi_engine::~mpi_engine() {
       for (MPI_Request& request : in.requests) cancel(request);
     }
   }
-  for (const outgoing& out : outgoing_) {
-    for (MPI_Request request : out.requests) {
+  for (const auto& out : outgoing_) {
+    if (out->header_request != MPI_REQUEST_NULL) pending.push_back(out->header_request);
+    for (MPI_Request request : out->chunk_requests) {
       if (request != MPI_REQUEST_NULL) pending.push_back(request);
     }
   }
@@ -122,17 +135,19 @@ bool mpi_engine::finish_within(std::vector<MPI_Request>& requests,
 }
 
 void mpi_engine::keep_until_exit(
-    std::deque<outgoing> outgoing, std::vector<std::deque<incoming>> incoming,
+    std::deque<std::unique_ptr<outgoing>> outgoing, std::vector<std::deque<incoming>> incoming,
     std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing) {
   struct kept_buffers {
-    std::deque<mpi_engine::outgoing> outgoing;
+    std::deque<std::unique_ptr<mpi_engine::outgoing>> outgoing;
     std::vector<std::deque<mpi_engine::incoming>> incoming;
     std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing;
   };
   // Never freed, not even at exit: MPI may still use these buffers until it is finalised, which
   // may come after the destructors of static objects. Moving a deque or vector keeps its
   // elements where they are, which is what the requests point into.
-  static auto& kept = *std::make_unique<std::vector<kept_buffers>>().release();
+  // A deque: adding one never moves (or, as a vector growing would for a type whose move may
+  // throw, copies) those kept before.
+  static auto& kept = *std::make_unique<std::deque<kept_buffers>>().release();
   static std::mutex kept_mutex;
   std::lock_guard<std::mutex> lock(kept_mutex);
   kept.push_back({std::move(outgoing), std::move(incoming), std::move(announcing)});
@@ -152,23 +167,29 @@ void mpi_engine::post(const remote_operation& op, const void* payload) {
     throw runtime::error("mpi_engine: " + describe(op) +
                          " targets this process; the device delivers those itself");
   }
-  outgoing& out = outgoing_.emplace_back();  // deque: the header buffer stays where it is
+  if (spare_outgoing_.empty()) {
+    outgoing_.push_back(std::make_unique<outgoing>());
+  } else {
+    outgoing_.push_back(std::move(spare_outgoing_.back()));
+    spare_outgoing_.pop_back();
+  }
+  outgoing& out = *outgoing_.back();  // stays where it is until the sends complete
   out.header.op = op;
+  out.chunk_requests.clear();
   const auto size = static_cast<std::size_t>(op.size);
   const bool payload_inside = carries_payload(op) && size <= header_payload_bytes;
   if (payload_inside) std::memcpy(out.header.payload, payload, size);
-  out.requests.emplace_back();
   DCUDA_MPI_CHECK(MPI_Isend(
       &out.header, static_cast<int>(sizeof(remote_operation) + (payload_inside ? size : 0)),
-      MPI_BYTE, target, header_tag, comm_, &out.requests.back()));
+      MPI_BYTE, target, header_tag, comm_, &out.header_request));
   ++headers_sent_to_[static_cast<std::size_t>(target)];
   if (!carries_payload(op) || payload_inside) return;
   const auto* bytes = static_cast<const char*>(payload);
   for (std::size_t at = 0; at < size; at += chunk_bytes_) {
     const int count = static_cast<int>(std::min(chunk_bytes_, size - at));
-    out.requests.emplace_back();
-    DCUDA_MPI_CHECK(
-        MPI_Isend(bytes + at, count, MPI_BYTE, target, payload_tag, comm_, &out.requests.back()));
+    out.chunk_requests.emplace_back();
+    DCUDA_MPI_CHECK(MPI_Isend(bytes + at, count, MPI_BYTE, target, payload_tag, comm_,
+                              &out.chunk_requests.back()));
   }
 }
 
@@ -311,7 +332,7 @@ bool mpi_engine::claim_payloads() {
 bool mpi_engine::deliver_landed_from(std::size_t source) {
   bool any = false;
   auto& from_source = incoming_[source];
-  while (!from_source.empty() && all_done(from_source.front().requests)) {
+  while (!from_source.empty() && chunks_arrived(from_source.front(), static_cast<int>(source))) {
     if (!from_source.front().refused) {
       sink_.landed(from_source.front().op, from_source.front().landing);
     }
@@ -322,6 +343,41 @@ bool mpi_engine::deliver_landed_from(std::size_t source) {
   return any;
 }
 
+bool mpi_engine::chunks_arrived(incoming& in, int source_process) {
+  if (in.requests.empty()) return true;
+  const auto chunks = in.requests.size();
+  chunk_statuses_.resize(chunks);
+  int done = 0;
+  const int result =
+      MPI_Testall(static_cast<int>(chunks), in.requests.data(), &done, chunk_statuses_.data());
+  const auto size = static_cast<std::size_t>(in.op.size);
+  const auto due = [&](std::size_t chunk) {
+    return static_cast<std::int64_t>(std::min(chunk_bytes_, size - chunk * chunk_bytes_));
+  };
+  if (result == MPI_ERR_IN_STATUS) {
+    // A chunk longer than its receive: MPI reports it as truncated, in that chunk's status.
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+      int error_class = MPI_SUCCESS;
+      MPI_Error_class(chunk_statuses_[chunk].MPI_ERROR, &error_class);
+      if (error_class == MPI_ERR_TRUNCATE) {
+        throw runtime::error(DCUDA_ERROR_PEER, "mpi_engine: " + checks::check_payload_chunk(
+                                                                    in.op, source_process, chunk,
+                                                                    chunks, -1, due(chunk)));
+      }
+    }
+  }
+  if (result != MPI_SUCCESS) bootstrap::throw_mpi_error(result, "MPI_Testall (payload chunks)");
+  if (done == 0) return false;
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    int received = 0;
+    DCUDA_MPI_CHECK(MPI_Get_count(&chunk_statuses_[chunk], MPI_BYTE, &received));
+    const std::string problem =
+        checks::check_payload_chunk(in.op, source_process, chunk, chunks, received, due(chunk));
+    if (!problem.empty()) throw runtime::error(DCUDA_ERROR_PEER, "mpi_engine: " + problem);
+  }
+  return true;
+}
+
 bool mpi_engine::deliver_landed() {
   bool any = false;
   for (std::size_t p = 0; p < incoming_.size(); ++p) any = deliver_landed_from(p) || any;
@@ -330,8 +386,16 @@ bool mpi_engine::deliver_landed() {
 
 bool mpi_engine::complete_sends() {
   bool any = false;
-  while (!outgoing_.empty() && all_done(outgoing_.front().requests)) {
-    sink_.sent(outgoing_.front().header.op);
+  while (!outgoing_.empty()) {
+    outgoing& out = *outgoing_.front();
+    if (out.header_request != MPI_REQUEST_NULL) {
+      int done = 0;
+      DCUDA_MPI_CHECK(MPI_Test(&out.header_request, &done, MPI_STATUS_IGNORE));
+      if (done == 0) break;
+    }
+    if (!all_done(out.chunk_requests)) break;
+    sink_.sent(out.header.op);
+    spare_outgoing_.push_back(std::move(outgoing_.front()));
     outgoing_.pop_front();
     any = true;
   }

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -61,7 +62,8 @@ class mpi_engine {
   static constexpr std::size_t header_payload_bytes = 256;
 
   // Collective over `world` (it is duplicated, so the engine's messages never meet the
-  // application's).
+  // application's). Every process must give the same `chunk_bytes` (both ends of an operation
+  // count its chunks): a difference throws runtime::error (DCUDA_ERROR_SETTING) everywhere.
   mpi_engine(MPI_Comm world, bootstrap::rank_layout ranks, delivery& sink,
              std::size_t chunk_bytes = default_chunk_bytes);
   mpi_engine(const mpi_engine&) = delete;
@@ -102,9 +104,13 @@ class mpi_engine {
     remote_operation op;
     char payload[header_payload_bytes];
   };
+  // Kept behind a pointer and reused (spare_outgoing_): MPI reads the header from where it is until
+  // the send completes, and on the latency path a fresh node and request list per operation were
+  // two heap allocations.
   struct outgoing {
-    header_message header;              // the header's send buffer
-    std::vector<MPI_Request> requests;  // header, then payload chunks
+    header_message header;  // the header's send buffer
+    MPI_Request header_request = MPI_REQUEST_NULL;
+    std::vector<MPI_Request> chunk_requests;  // payload chunks (none on the latency path)
   };
   struct incoming {
     remote_operation op;
@@ -129,6 +135,8 @@ class mpi_engine {
   bool claim_payloads_from(std::size_t source);
   bool deliver_landed();
   bool deliver_landed_from(std::size_t source);
+  // Whether every chunk of `in` has arrived; each is checked (checks::check_payload_chunk) first.
+  bool chunks_arrived(incoming& in, int source_process);
   void post_header_receive();
   checks::header_limits header_limits_from(int source_process) const;
   void accept(const header_message& header, int source_process);
@@ -142,7 +150,7 @@ class mpi_engine {
                             std::chrono::steady_clock::duration bound);
   // Keeps the buffers of requests freed while still pending for the rest of the process's life.
   static void keep_until_exit(
-      std::deque<outgoing> outgoing, std::vector<std::deque<incoming>> incoming,
+      std::deque<std::unique_ptr<outgoing>> outgoing, std::vector<std::deque<incoming>> incoming,
       std::deque<std::pair<std::vector<char>, std::vector<MPI_Request>>> announcing);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -151,9 +159,11 @@ class mpi_engine {
   delivery& sink_;
   std::size_t chunk_bytes_;
 
-  std::deque<outgoing> outgoing_;
-  std::vector<std::deque<incoming>> incoming_;    // per source process, in issue order
-  std::vector<std::deque<header_message>> held_;  // per source: headers not yet accepted
+  std::deque<std::unique_ptr<outgoing>> outgoing_;
+  std::vector<std::unique_ptr<outgoing>> spare_outgoing_;  // completed, for the next posts
+  std::vector<MPI_Status> chunk_statuses_;                 // chunks_arrived's, kept for reuse
+  std::vector<std::deque<incoming>> incoming_;             // per source process, in issue order
+  std::vector<std::deque<header_message>> held_;           // per source: headers not yet accepted
   // The payload chunks of held headers, claimed (MPI_Improbe) as they arrive. Left unclaimed
   // they would wait in MPI's unexpected-message queue, which every receive posted for the next
   // header scans from the front: with thousands of operations held (a delivery agent slower than

@@ -52,6 +52,11 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
   DCUDA_CHECK(!runtime::read_settings({"--dcuda-host-world-barrier=off"},
                                       {{"DCUDA_HOST_WORLD_BARRIER", "1"}})
                    .host_world_barrier);
+  DCUDA_CHECK_EQ(defaults.network_chunk_bytes, std::size_t{1} << 20);
+  DCUDA_CHECK_EQ(
+      runtime::read_settings({"--dcuda-network-chunk=262144"}, {{"DCUDA_NETWORK_CHUNK", "2097152"}})
+          .network_chunk_bytes,
+      std::size_t{256} << 10);
 }
 
 DCUDA_TEST(bad_setting_names_the_setting_and_value) {
@@ -65,7 +70,12 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
         {"DCUDA_ALLOW_SHARED_GPUS", "sometimes"},
         {"DCUDA_WAIT_TIMEOUT", "nan"},
         {"DCUDA_WAIT_TIMEOUT", "inf"},
-        {"DCUDA_RANKS_PER_DEVICE", "99999999999"}}) {
+        {"DCUDA_RANKS_PER_DEVICE", "99999999999"},
+        {"DCUDA_NETWORK_CHUNK", "1000000"},   // not a power of two
+        {"DCUDA_NETWORK_CHUNK", "32768"},     // below the smallest
+        {"DCUDA_NETWORK_CHUNK", "33554432"},  // above the largest
+        {"DCUDA_NETWORK_CHUNK", "-1048576"},
+        {"DCUDA_NETWORK_CHUNK", "1M"}}) {
     try {
       runtime::read_settings({}, {{name, value}});
       throw dcuda_test::failure("no error for " + name + "=" + value);

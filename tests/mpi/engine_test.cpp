@@ -115,6 +115,36 @@ bool holds_pattern(const unsigned char* at, int source, std::uint32_t id, std::s
   return size == 0 || at[size - 1] == pattern(source, id, size - 1);
 }
 
+// A communicator on which this process can send as an engine would: the duplicate of the world
+// made in the same collective call as the other processes' engines make theirs, after which it
+// joins their agreement on the chunk size (mpi_engine's constructor).
+MPI_Comm impersonate_engine(std::size_t chunk_bytes) {
+  MPI_Comm raw = MPI_COMM_NULL;
+  DCUDA_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &raw));
+  const auto chunk = static_cast<long long>(chunk_bytes);
+  long long extremes[2] = {chunk, -chunk};
+  DCUDA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_LONG_LONG, MPI_MAX, raw));
+  return raw;
+}
+
+// Process 0 progresses its engine until it fails; the error must be a peer's fault.
+std::string next_peer_refusal(transport::mpi_engine& engine) {
+  for (;;) {
+    try {
+      if (!engine.progress()) std::this_thread::yield();
+    } catch (const runtime::error& e) {
+      DCUDA_CHECK(e.code() == DCUDA_ERROR_PEER);
+      return std::string(e.what());
+    }
+  }
+}
+
+void expect_mention(const std::string& text, const std::string& word) {
+  if (text.find(word) == std::string::npos) {
+    throw dcuda_test::failure("\"" + text + "\" does not mention \"" + word + "\"");
+  }
+}
+
 }  // namespace
 
 DCUDA_TEST(ring_put_notify_delivers_every_size) {
@@ -410,8 +440,7 @@ DCUDA_TEST(malformed_headers_are_refused_naming_the_sender) {
   const int me = mpi_test::process_index();
   constexpr int header_tag = 1;  // the engine's tag for operation headers
   if (me == 1) {
-    MPI_Comm raw = MPI_COMM_NULL;
-    DCUDA_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &raw));
+    MPI_Comm raw = impersonate_engine(transport::mpi_engine::default_chunk_bytes);
     const char short_header[10] = {};
     DCUDA_MPI_CHECK(MPI_Send(short_header, sizeof short_header, MPI_BYTE, 0, header_tag, raw));
     const remote_operation bad_tag = operation(operation_kind::notify, layout.rank_start(1),
@@ -426,30 +455,15 @@ DCUDA_TEST(malformed_headers_are_refused_naming_the_sender) {
   host_ranks ranks(layout);
   transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks);
   if (me != 0) return;
-  const auto next_refusal = [&] {
-    for (;;) {
-      try {
-        if (!engine.progress()) std::this_thread::yield();
-      } catch (const runtime::error& e) {
-        DCUDA_CHECK(e.code() == DCUDA_ERROR_PEER);
-        return std::string(e.what());
-      }
-    }
-  };
-  const auto mentions = [](const std::string& text, const char* word) {
-    if (text.find(word) == std::string::npos) {
-      throw dcuda_test::failure("\"" + text + "\" does not mention \"" + word + "\"");
-    }
-  };
-  const std::string short_one = next_refusal();
-  mentions(short_one, "process 1");
-  mentions(short_one, "10 bytes");
-  const std::string tag = next_refusal();
-  mentions(tag, "process 1");
-  mentions(tag, "tag 100000");
-  const std::string target = next_refusal();
-  mentions(target, "process 1");
-  mentions(target, "target rank 123456789");
+  const std::string short_one = next_peer_refusal(engine);
+  expect_mention(short_one, "process 1");
+  expect_mention(short_one, "10 bytes");
+  const std::string tag = next_peer_refusal(engine);
+  expect_mention(tag, "process 1");
+  expect_mention(tag, "tag 100000");
+  const std::string target = next_peer_refusal(engine);
+  expect_mention(target, "process 1");
+  expect_mention(target, "target rank 123456789");
   for (int r = 0; r < layout.ranks_of(0); ++r) {
     for (int t = 0; t < 256; ++t) DCUDA_CHECK_EQ(ranks.notifications(r, t), 0u);
   }
@@ -491,4 +505,109 @@ DCUDA_TEST(teardown_does_not_wait_for_a_peer_that_does_not_receive) {
     MPI_Send(&token, 1, MPI_INT, 0, 97, MPI_COMM_WORLD);
   }
   engine.reset();  // no operation outstanding on processes 1 and up: at once
+}
+
+// Payloads in chunks of 4 KiB: sizes that are one chunk exactly, one byte more or less, several
+// chunks with a short last one, several whole chunks, and a header-only size around them, with
+// hundreds of operations in flight from every process at once. Each notification must find every
+// earlier payload of its source complete (so the chunks of one operation never land in another's
+// place), and every byte must be where it was put.
+DCUDA_TEST(chunked_payloads_land_whole_and_in_order_with_many_in_flight) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  constexpr std::size_t chunk = 4096;
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, chunk);
+  const auto [me, next, previous] = ring_of_processes();
+  const std::size_t sizes[] = {chunk,     chunk + 1,     chunk - 1, 3 * chunk - 1,
+                               3 * chunk, 3 * chunk + 1, 200,       7 * chunk + 123};
+  // Operation i of a source puts sizes[i % 8] bytes at offset i * 32 KiB of window 0 (a place of
+  // its own) and notifies tag 9; the receiver checks, at each notification, that operation's bytes.
+  constexpr int operations = static_cast<int>(large_window / (32u << 10));
+  const auto size_of = [&](int i) { return sizes[static_cast<std::size_t>(i) % std::size(sizes)]; };
+  const auto offset_of = [](int i) { return static_cast<std::size_t>(i) * (32u << 10); };
+  const int source = layout.rank_start(me), target = layout.rank_start(next);
+  const int expected_source = layout.rank_start(previous);
+  int seen = 0;
+  int wrong = 0;
+  ranks.on_notify = [&](const remote_operation& op) {
+    const int i = seen++;
+    if (op.operation_id != static_cast<std::uint32_t>(i + 1) ||
+        !holds_pattern(ranks.window(0, 0).data() + offset_of(i), expected_source, op.operation_id,
+                       size_of(i))) {
+      ++wrong;
+    }
+  };
+  std::vector<std::vector<unsigned char>> sources;
+  sources.reserve(operations);
+  for (int i = 0; i < operations; ++i) {
+    const auto id = static_cast<std::uint32_t>(i + 1);
+    sources.push_back(payload(source, id, size_of(i)));
+    engine.post(operation(operation_kind::put_notify, source, target, 0,
+                          static_cast<std::int64_t>(offset_of(i)),
+                          static_cast<std::int64_t>(size_of(i)), 9, id),
+                sources.back().data());
+    engine.progress();
+  }
+  engine.quiesce();
+  DCUDA_CHECK_EQ(seen, operations);
+  DCUDA_CHECK_EQ(wrong, 0);
+  DCUDA_CHECK_EQ(ranks.notifications(0, 9), static_cast<std::uint32_t>(operations));
+  DCUDA_CHECK_EQ(ranks.sent_operations().size(), static_cast<std::size_t>(operations));
+  DCUDA_CHECK_EQ(ranks.wrong_landings, 0);
+}
+
+// A chunk whose length is not what its header leaves for it: process 1 sends, raw, a put of
+// 3000 bytes in chunks of 1024 whose second chunk is 512 bytes short (first run) or 1024 bytes
+// long (second run). Process 0 must stop with an error that names process 1, the chunk and the
+// operation, having landed and notified nothing.
+void refuse_a_bad_chunk(int second_chunk_bytes, const char* mention) {
+  const auto layout = test_layout();
+  const int me = mpi_test::process_index();
+  constexpr std::size_t chunk = 1024;
+  constexpr int header_tag = 1, payload_tag = 2;  // the engine's tags
+  if (me == 1) {
+    MPI_Comm raw = impersonate_engine(chunk);
+    const remote_operation put = operation(operation_kind::put_notify, layout.rank_start(1),
+                                           layout.rank_start(0), 0, 0, 3000, 4, 1);
+    DCUDA_MPI_CHECK(MPI_Send(&put, sizeof put, MPI_BYTE, 0, header_tag, raw));
+    const std::vector<char> bytes(2048, 'x');
+    DCUDA_MPI_CHECK(MPI_Send(bytes.data(), 1024, MPI_BYTE, 0, payload_tag, raw));
+    DCUDA_MPI_CHECK(MPI_Send(bytes.data(), second_chunk_bytes, MPI_BYTE, 0, payload_tag, raw));
+    DCUDA_MPI_CHECK(MPI_Send(bytes.data(), 952, MPI_BYTE, 0, payload_tag, raw));
+    DCUDA_MPI_CHECK(MPI_Comm_free(&raw));
+    return;
+  }
+  host_ranks ranks(layout);
+  transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, chunk);
+  if (me != 0) return;
+  const std::string refusal = next_peer_refusal(engine);
+  expect_mention(refusal, "process 1");
+  expect_mention(refusal, "chunk 2 of 3");
+  expect_mention(refusal, "operation 1 of rank " + std::to_string(layout.rank_start(1)));
+  expect_mention(refusal, mention);
+  DCUDA_CHECK_EQ(ranks.notifications(0, 4), 0u);
+}
+
+DCUDA_TEST(a_short_payload_chunk_is_refused_naming_the_sender) {
+  refuse_a_bad_chunk(512, "with 512 bytes; its header leaves 1024");
+}
+
+DCUDA_TEST(a_long_payload_chunk_is_refused_naming_the_sender) {
+  refuse_a_bad_chunk(2048, "more than the 1024 bytes");
+}
+
+// Both ends count an operation's chunks: processes that chunk differently must all stop at once,
+// before any operation, with an error that names the setting.
+DCUDA_TEST(processes_with_different_chunk_sizes_stop_naming_the_setting) {
+  const auto layout = test_layout();
+  host_ranks ranks(layout);
+  const std::size_t chunk = mpi_test::process_index() == 1 ? 4096 : 8192;
+  try {
+    transport::mpi_engine engine(MPI_COMM_WORLD, layout, ranks, chunk);
+    throw dcuda_test::failure("the engine started with different chunk sizes");
+  } catch (const runtime::error& e) {
+    DCUDA_CHECK(e.code() == DCUDA_ERROR_SETTING);
+    expect_mention(e.what(), "from 4096 to 8192 bytes");
+    expect_mention(e.what(), "DCUDA_NETWORK_CHUNK");
+  }
 }
