@@ -85,6 +85,11 @@ struct dcuda_state {
   const std::uint32_t* ring_taken_here;  // how far each target has taken this GPU's records
   std::uint32_t ring_peers;              // other GPUs of the node (0: no rings)
   std::uint32_t peer_fence_owed;  // 1 after a plain put to a peer GPU: the next record fences
+  // plan_put's ring ticket (and the taken position it saw) of a put_notify to a peer GPU that the
+  // whole block copies: kept here across the copy, where registers would spill in 1024-thread
+  // ranks.
+  std::uint32_t copy_ring_ticket;
+  std::uint32_t copy_ring_seen;
   std::uint32_t ring_head[dcuda::protocol::max_peer_gpus];    // next ticket to take, per ring
   std::uint32_t* ring_taken[dcuda::protocol::max_peer_gpus];  // where to publish ring_head
   std::uint32_t counter_acquired[dcuda::protocol::tag_count];

@@ -131,9 +131,11 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
                    own.base, own.size);
   }
   held_ticket ticket{};
-  if (notify && to.path == protocol::route::peer && size <= protocol::ring_payload_limit &&
-      gst.peer_fence_owed == 0u) {
-    // The payload travels in the record (no fence).
+  if (notify && to.path == protocol::route::peer) {
+    // Every put_notify to another GPU ends with a record in the target's ring, whether its
+    // payload travels in the record (no fence) or is stored first (fenced record): its ticket is
+    // taken here, so that the atomic's round trip overlaps the entry barrier and the copy instead
+    // of following the fence.
     ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails, to.ring.slot);
   } else if (to.path == protocol::route::network && size <= protocol::compact_payload_bytes) {
     ticket = take_channel_ticket(gst.commands);
@@ -155,26 +157,29 @@ __device__ inline protocol::operation_kind put_kind(bool notify) {
 }
 
 // Thread 0, once the rank has stored a put's data at a target of the node (after the block
-// barrier, if every thread stored): the notification, which must not overtake the data, or, for
-// a plain put to another GPU, the fence the next record to a peer owes.
+// barrier, if every thread stored): the notification, which must not overtake the data (with
+// plan_put's ring ticket, when it took one), or, for a plain put to another GPU, the fence the
+// next record to a peer owes.
 __device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, bool notify,
-                                         int tag) {
+                                         int tag, held_ticket ticket) {
   if (notify) {
-    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true);
+    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true, ticket);
   } else if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::peer)) {
     gst.peer_fence_owed = 1;
   }
 }
 
 // Thread 0's whole put of at most single_thread_put_limit bytes, after the entry barrier, along
-// the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU that took a ring
-// ticket carries its payload in the record; one to the network that took an entry ticket is a
-// compact entry; anything else is copied first and notified after.
+// the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU carries its
+// payload in the record when it fits and no fence is owed; one to the network that took an entry
+// ticket is a compact entry; anything else is copied first and notified after (with the ring
+// ticket, if one was taken).
 __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_win win, int offset,
                                   int size, const void* buffer, bool notify, int tag,
                                   held_ticket ticket) {
   const int slot = protocol::window_slot(win);
-  if (ticket.held && ticket.ring) {
+  // plan_put read peer_fence_owed in this thread, and only this thread writes it.
+  if (ticket.ring && size <= protocol::ring_payload_limit && gst.peer_fence_owed == 0u) {
     const std::uint32_t payload = ring_detail::gather_payload(buffer, size);
     ensure_ring_room(gst, call, gst.put_route_cache.ring_slot, ticket);
     // Read after the (rarely taken) wait for room, so that the pointer is not held, and spilled,
@@ -191,7 +196,7 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
     return;
   }
   thread_copy(cached_destination(gst, offset), buffer, size);
-  finish_stored_put(gst, call, notify, tag);
+  finish_stored_put(gst, call, notify, tag, ticket);
 }
 
 // A put or put_notify after its entry barrier, by every thread of the rank, along the route
@@ -213,10 +218,18 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
                           protocol::window_slot(win), offset, size, buffer, tag);
     return;
   }
+  if (threadIdx.x == 0) {
+    gst.copy_ring_ticket = ticket.ticket;
+    gst.copy_ring_seen = ticket.seen;
+  }
   block_copy(cached_destination(gst, offset), buffer, static_cast<std::uint64_t>(size));
   __syncthreads();
-  // Thread 0 notifies after the barrier, so the release covers every thread's stores.
-  if (threadIdx.x == 0) finish_stored_put(gst, call, notify, tag);
+  // Thread 0 notifies after the barrier, so the release covers every thread's stores. A
+  // put_notify to a peer GPU holds plan_put's ticket; notify_along reads it on that route alone.
+  if (threadIdx.x == 0) {
+    finish_stored_put(gst, call, notify, tag,
+                      held_ticket{gst.copy_ring_ticket, gst.copy_ring_seen, true, true});
+  }
 }
 
 }  // namespace dcuda::device
