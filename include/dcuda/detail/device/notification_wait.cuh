@@ -149,6 +149,29 @@ __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t 
   return false;
 }
 
+// The wait for notifications that the tight polls did not end, and every wait of a rank with
+// several rings: each poll reads the counter and takes the records at the heads of the rings;
+// spin_until publishes a wait that lasts. Out of line: its ring polls and bookkeeping would share
+// the registers of the tight polls' paths (the local and peer latency paths), which then kept the
+// caller's loop state in local memory.
+__device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_state& gst, int tag,
+                                                                         std::uint32_t needed) {
+  std::uint32_t arrived = 0;
+  spin_until(gst,
+             wait_description{protocol::call::wait_notifications,
+                              protocol::wait_kind::notifications, tag, needed},
+             [&](std::uint32_t& available) {
+               // Issued before the rings' loads: one memory latency a poll.
+               arrived = arrived_notifications(gst, tag);
+               if (gst.ring_peers != 0u) poll_rings(gst);
+               const std::uint32_t consumed = gst.consumed[tag];
+               available = protocol::notifications_pending(arrived, consumed);
+               return protocol::notifications_available(arrived, consumed, needed);
+             });
+  acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
+  gst.consumed[tag] += needed;
+}
+
 // dcuda_wait_notifications, thread 0: waits until `needed` notifications of `tag` have arrived,
 // consumes them and acquires their data. Without rings or with one, the tight poll first.
 __device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
@@ -156,22 +179,7 @@ __device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::ui
   const bool done = peers == 0u   ? wait_on_counter(gst, tag, needed)
                     : peers == 1u ? wait_on_one_ring(gst, tag, needed)
                                   : false;
-  if (!done) {
-    std::uint32_t arrived = 0;
-    spin_until(gst,
-               wait_description{protocol::call::wait_notifications,
-                                protocol::wait_kind::notifications, tag, needed},
-               [&](std::uint32_t& available) {
-                 // Issued before the rings' loads: one memory latency a poll.
-                 arrived = arrived_notifications(gst, tag);
-                 if (gst.ring_peers != 0u) poll_rings(gst);
-                 const std::uint32_t consumed = gst.consumed[tag];
-                 available = protocol::notifications_pending(arrived, consumed);
-                 return protocol::notifications_available(arrived, consumed, needed);
-               });
-    acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
-    gst.consumed[tag] += needed;
-  }
+  if (!done) wait_for_notifications_polling_rings(gst, tag, needed);
 }
 
 }  // namespace dcuda::device
