@@ -136,12 +136,19 @@ __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t 
                                                       static_cast<std::uint32_t>(tag));
   std::uint32_t* counter = gst.notifications + index;
   const std::uint32_t consumed = gst.consumed[tag];
+  // Read before the poll: after it, the read would delay the acquire.
+  const bool system_scope = gst.process_count > 1;
 #pragma unroll 1
   for (std::uint32_t polls = 0; polls < tight_polls; ++polls) {
     const std::uint32_t arrived =
         protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
     if (protocol::notifications_available(arrived, consumed, needed)) {
-      acquire_notified_data(gst, tag);
+      // As acquire_notified_data: the delivery agent counts with system-scope releases.
+      if (system_scope) {
+        protocol::system_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
+      } else {
+        protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
+      }
       gst.consumed[tag] = consumed + needed;
       return true;
     }
