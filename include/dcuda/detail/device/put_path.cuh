@@ -154,6 +154,9 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
   } else if (path == protocol::route::network && size <= protocol::compact_payload_bytes) {
     ticket = take_channel_ticket(gst.commands);
   } else {
+    // Thread 0 copies a small payload itself after the barrier (thread_put), and its load would
+    // find L1 emptied by the rank's last acquire: the line is on its way during the barrier.
+    if (size <= single_thread_put_limit) prefetch_l1(buffer);
     return ticket;
   }
   // The payload's line into L1 (a prefetch returns no data, so nothing is read ahead of the
