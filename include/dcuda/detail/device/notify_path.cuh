@@ -80,10 +80,10 @@ __device__ inline held_ticket plan_notify(dcuda_state& gst, int rank, dcuda_comm
 // Thread 0, after dcuda_notify's entry barrier: the notification along the route plan_notify
 // left in the cache, whose fields are read at once. `early`: plan_notify's ticket.
 __device__ inline void notify_planned(dcuda_state& gst, int tag, held_ticket early) {
-  const target_route to{owner_read(gst.notify_route_cache.counters),
-                        static_cast<protocol::route>(owner_read(gst.notify_route_cache.path)),
-                        {owner_read(gst.notify_route_cache.ring),
-                         owner_read(gst.notify_route_cache.ring_slot)}};
+  const target_route to{
+      owner_read(gst.notify_route_cache.counters),
+      static_cast<protocol::route>(owner_read(gst.notify_route_cache.path)),
+      {owner_read(gst.notify_route_cache.ring), owner_read(gst.notify_route_cache.ring_slot)}};
   if (to.path == protocol::route::network) {
     send_operation_alone(gst, protocol::call::notify,
                          operation_of(gst, protocol::operation_kind::notify,

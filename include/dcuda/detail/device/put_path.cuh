@@ -87,8 +87,8 @@ __device__ inline bool put_target_known(const dcuda_state& gst, dcuda_win win, i
 // its table arithmetic and the reports' arguments would otherwise share the registers of the
 // put's fast path, which then kept the cached route in local memory on every put.
 __device__ __noinline__ inline void refresh_put_route(dcuda_state& gst, protocol::call call,
-                                                      dcuda_win win, int rank, int offset,
-                                                      int size, const void* buffer, int tag) {
+                                                      dcuda_win win, int rank, int offset, int size,
+                                                      const void* buffer, int tag) {
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   // The window table and the route table are indexed by the target: checked first.
   if (!put_target_known(gst, win, slot, rank, tag)) report_bad_target(gst, call, win, rank, tag);
@@ -139,8 +139,8 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
   const protocol::window_entry remote{owner_read(gst.cached_target_base),
                                       owner_read(gst.cached_target_size),
                                       protocol::window_generation(win), 0, 0};
-  const protocol::window_entry own{owner_read(gst.cached_own_base),
-                                   owner_read(gst.cached_own_size), 0, 0, 0};
+  const protocol::window_entry own{owner_read(gst.cached_own_base), owner_read(gst.cached_own_size),
+                                   0, 0, 0};
   if (!hit || put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
     refresh_put_route(gst, call, win, rank, offset, size, buffer, tag);
   }
