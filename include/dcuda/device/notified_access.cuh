@@ -57,22 +57,11 @@ __device__ DCUDA_CALL_LINKAGE void dcuda_put_notify(dcuda_state& gst, dcuda_win 
 __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
   using namespace dcuda;
   device::opaque_arguments(rank, tag);
-  const int target = device::world_rank_of(gst, comm, rank);
-  const device::held_ticket early = device::early_notify_ticket(gst, target);
+  device::held_ticket early{};
+  if (threadIdx.x == 0) early = device::plan_notify(gst, rank, comm, tag);
   device::enter_rank_call(gst.ctx, protocol::call::notify);
-  device::check_comm(gst, protocol::call::notify, comm);
-  device::check_tag(gst, protocol::call::notify, tag);
-  device::check_rank(gst, protocol::call::notify, comm, rank);
   if (threadIdx.x != 0) return;  // a notify is thread 0's work alone
-  const device::target_route to = device::notify_route_to(gst, target);
-  if (to.path == protocol::route::network) {
-    device::send_operation_alone(
-        gst, protocol::call::notify,
-        device::operation_of(gst, protocol::operation_kind::notify, target, -1, 0, 0, tag), nullptr,
-        early);
-  } else {
-    device::notify_along(gst, protocol::call::notify, to, tag, false, early);
-  }
+  device::notify_planned(gst, tag, early);
 }
 
 // (rank). Returns when the buffers of the caller's earlier puts may be reused (only

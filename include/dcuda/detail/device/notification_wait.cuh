@@ -124,26 +124,69 @@ __device__ inline bool take_arrived_notifications(dcuda_state& gst, int tag, std
   return ready;
 }
 
-// dcuda_wait_notifications, thread 0: waits until `needed` notifications of `tag` have arrived,
-// consumes them and acquires their data. With one ring, the tight poll first.
-__device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
-  const bool done = gst.ring_peers == 1u && wait_on_one_ring(gst, tag, needed);
-  if (!done) {
-    std::uint32_t arrived = 0;
-    spin_until(gst,
-               wait_description{protocol::call::wait_notifications,
-                                protocol::wait_kind::notifications, tag, needed},
-               [&](std::uint32_t& available) {
-                 // Issued before the rings' loads: one memory latency a poll.
-                 arrived = arrived_notifications(gst, tag);
-                 if (gst.ring_peers != 0u) poll_rings(gst);
-                 const std::uint32_t consumed = gst.consumed[tag];
-                 available = protocol::notifications_pending(arrived, consumed);
-                 return protocol::notifications_available(arrived, consumed, needed);
-               });
-    acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
-    gst.consumed[tag] += needed;
+// The wait for notifications of a rank without rings (no other GPU in its node), thread 0 only:
+// every notification it can get counts on its counter, so a poll is one relaxed load of an address
+// kept in a register, compared with the consumed count, also in a register; nothing else is read
+// or checked between the polls (the local ping-pong's latency path). Returns true when the wait is
+// over (its notifications consumed, their data acquired), false after tight_polls polls, when it
+// hands the wait over to spin_until, which publishes a wait that lasts and takes the watchdog's
+// abort.
+__device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t needed) {
+  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                      static_cast<std::uint32_t>(tag));
+  std::uint32_t* counter = gst.notifications + index;
+  const std::uint32_t consumed = gst.consumed[tag];
+  // Read before the poll: after it, the read would delay the acquire.
+  const bool system_scope = gst.process_count > 1;
+#pragma unroll 1
+  for (std::uint32_t polls = 0; polls < tight_polls; ++polls) {
+    const std::uint32_t arrived =
+        protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
+    if (protocol::notifications_available(arrived, consumed, needed)) {
+      // As acquire_notified_data: the delivery agent counts with system-scope releases.
+      if (system_scope) {
+        protocol::system_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
+      } else {
+        protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
+      }
+      gst.consumed[tag] = consumed + needed;
+      return true;
+    }
   }
+  return false;
+}
+
+// The wait for notifications that the tight polls did not end, and every wait of a rank with
+// several rings: each poll reads the counter and takes the records at the heads of the rings;
+// spin_until publishes a wait that lasts. Out of line: its ring polls and bookkeeping would share
+// the registers of the tight polls' paths (the local and peer latency paths), which then kept the
+// caller's loop state in local memory.
+__device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_state& gst, int tag,
+                                                                         std::uint32_t needed) {
+  std::uint32_t arrived = 0;
+  spin_until(gst,
+             wait_description{protocol::call::wait_notifications,
+                              protocol::wait_kind::notifications, tag, needed},
+             [&](std::uint32_t& available) {
+               // Issued before the rings' loads: one memory latency a poll.
+               arrived = arrived_notifications(gst, tag);
+               if (gst.ring_peers != 0u) poll_rings(gst);
+               const std::uint32_t consumed = gst.consumed[tag];
+               available = protocol::notifications_pending(arrived, consumed);
+               return protocol::notifications_available(arrived, consumed, needed);
+             });
+  acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
+  gst.consumed[tag] += needed;
+}
+
+// dcuda_wait_notifications, thread 0: waits until `needed` notifications of `tag` have arrived,
+// consumes them and acquires their data. Without rings or with one, the tight poll first.
+__device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
+  const std::uint32_t peers = gst.ring_peers;
+  const bool done = peers == 0u   ? wait_on_counter(gst, tag, needed)
+                    : peers == 1u ? wait_on_one_ring(gst, tag, needed)
+                                  : false;
+  if (!done) wait_for_notifications_polling_rings(gst, tag, needed);
 }
 
 }  // namespace dcuda::device

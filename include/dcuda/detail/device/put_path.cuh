@@ -68,6 +68,49 @@ __device__ inline bool put_arguments_bad(bool target_known, dcuda_win win, int o
 // the copy and the notification.
 inline constexpr int single_thread_put_limit = 16;
 
+// Whether a put's tag, window and rank are right (a window this rank holds, a rank of its
+// communicator), from shared state alone. Bitwise, not short-circuit: every load is issued at
+// once and one branch tests them all.
+__device__ inline bool put_target_known(const dcuda_state& gst, dcuda_win win, int slot, int rank,
+                                        int tag) {
+  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
+  const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
+  return protocol::window_handle_well_formed(win) & ((gst.windows_in_use >> slot & 1u) != 0u) &
+         (gst.generation[slot] == protocol::window_generation(win)) &
+         (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks)) &
+         (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
+}
+
+// Thread 0, when a put misses the route cache or the fast check rejected its arguments: finds
+// the target's route and the two window entries in the tables, leaves them in the cache, and
+// stops the run with the precise complaint when the arguments are wrong. Out of line: its loads,
+// its table arithmetic and the reports' arguments would otherwise share the registers of the
+// put's fast path, which then kept the cached route in local memory on every put.
+__device__ __noinline__ inline void refresh_put_route(dcuda_state& gst, protocol::call call,
+                                                      dcuda_win win, int rank, int offset, int size,
+                                                      const void* buffer, int tag) {
+  const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
+  // The window table and the route table are indexed by the target: checked first.
+  if (!put_target_known(gst, win, slot, rank, tag)) report_bad_target(gst, call, win, rank, tag);
+  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
+  const int target = window_target_rank(on_world, rank, gst.rank_start);
+  const protocol::window_entry own = window_of(gst, slot, gst.world_rank);
+  const protocol::window_entry remote = window_of(gst, slot, target);
+  const target_route to = route_to(gst, target);
+  // Cached before the checks below: a put that fails them stops the run.
+  gst.cached_window = win;
+  gst.cached_rank = rank;
+  cache_target_route(gst.put_route_cache, target, to);
+  gst.cached_target_base = remote.base;
+  gst.cached_target_size = remote.size;
+  gst.cached_own_base = own.base;
+  gst.cached_own_size = own.size;
+  if (put_arguments_bad(true, win, offset, size, buffer, remote, own)) {
+    report_bad_put(gst, call, win, rank, offset, size, buffer, remote.generation, remote.size,
+                   own.base, own.size);
+  }
+}
+
 // Thread 0, before a put's entry barrier: checks the arguments, leaves the put's route in the
 // route cache (gst.cached_*), where every thread reads it after the barrier, and takes the ticket
 // of a latency path (returned; none otherwise).
@@ -84,62 +127,38 @@ inline constexpr int single_thread_put_limit = 16;
 // The cache is keyed on the window and the rank argument; only thread 0 reads it before the
 // barrier and writes it, and every put ends with a block barrier after the other threads have
 // read it (put_along), so a write here never races their reads of the previous put's route.
-// Every field is read first and tested once: a test after each read would make each read wait
-// for the one before.
+// The fast path is a hit with good arguments: the cache's fields are read at once (before the
+// hit is known; on a miss they are not used) and tested with one branch; everything else is out
+// of line (refresh_put_route), after which the route is read from the cache it refreshed.
 __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dcuda_win win,
                                        int rank, int offset, int size, const void* buffer,
                                        bool notify, int tag) {
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
-  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
-  const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
-  // Bitwise, not short-circuit: every load is issued at once and one branch tests them all.
-  const bool target_known =
-      protocol::window_handle_well_formed(win) & ((gst.windows_in_use >> slot & 1u) != 0u) &
-      (gst.generation[slot] == protocol::window_generation(win)) &
-      (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks)) &
-      (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
+  const bool target_known = put_target_known(gst, win, slot, rank, tag);
   const bool hit = win == owner_read(gst.cached_window) && rank == owner_read(gst.cached_rank);
-  target_route to{};
-  protocol::window_entry remote{};
-  protocol::window_entry own{};
-  if (hit) {
-    to = {owner_read(gst.put_route_cache.counters),
-          static_cast<protocol::route>(owner_read(gst.put_route_cache.path)),
-          {owner_read(gst.put_route_cache.ring), owner_read(gst.put_route_cache.ring_slot)}};
-    remote = {owner_read(gst.cached_target_base), owner_read(gst.cached_target_size),
-              protocol::window_generation(win), 0, 0};
-    own = {owner_read(gst.cached_own_base), owner_read(gst.cached_own_size), 0, 0, 0};
-  } else {
-    // The window table and the route table are indexed by the target: checked first.
-    if (!target_known) report_bad_target(gst, call, win, rank, tag);
-    const int target = window_target_rank(on_world, rank, gst.rank_start);
-    own = window_of(gst, slot, gst.world_rank);
-    remote = window_of(gst, slot, target);
-    to = route_to(gst, target);
-    // Cached before the checks below: a put that fails them stops the run.
-    gst.cached_window = win;
-    gst.cached_rank = rank;
-    cache_target_route(gst.put_route_cache, target, to);
-    gst.cached_target_base = remote.base;
-    gst.cached_target_size = remote.size;
-    gst.cached_own_base = own.base;
-    gst.cached_own_size = own.size;
+  const protocol::window_entry remote{owner_read(gst.cached_target_base),
+                                      owner_read(gst.cached_target_size),
+                                      protocol::window_generation(win), 0, 0};
+  const protocol::window_entry own{owner_read(gst.cached_own_base), owner_read(gst.cached_own_size),
+                                   0, 0, 0};
+  if (!hit || put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
+    refresh_put_route(gst, call, win, rank, offset, size, buffer, tag);
   }
-  if (put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
-    report_bad_target(gst, call, win, rank, tag);
-    report_bad_put(gst, call, win, rank, offset, size, buffer, remote.generation, remote.size,
-                   own.base, own.size);
-  }
+  const auto path = static_cast<protocol::route>(owner_read(gst.put_route_cache.path));
   held_ticket ticket{};
-  if (notify && to.path == protocol::route::peer) {
+  if (notify && path == protocol::route::peer) {
     // Every put_notify to another GPU ends with a record in the target's ring, whether its
     // payload travels in the record (no fence) or is stored first (fenced record): its ticket is
     // taken here, so that the atomic's round trip overlaps the entry barrier and the copy instead
     // of following the fence.
-    ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails, to.ring.slot);
-  } else if (to.path == protocol::route::network && size <= protocol::compact_payload_bytes) {
+    ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails,
+                              owner_read(gst.put_route_cache.ring_slot));
+  } else if (path == protocol::route::network && size <= protocol::compact_payload_bytes) {
     ticket = take_channel_ticket(gst.commands);
   } else {
+    // Thread 0 copies a small payload itself after the barrier (thread_put), and its load would
+    // find L1 emptied by the rank's last acquire: the line is on its way during the barrier.
+    if (size <= single_thread_put_limit) prefetch_l1(buffer);
     return ticket;
   }
   // The payload's line into L1 (a prefetch returns no data, so nothing is read ahead of the

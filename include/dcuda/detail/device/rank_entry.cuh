@@ -14,14 +14,21 @@
 
 namespace dcuda::device {
 
-// (The context is read only on the failure path: a global load, from L2 after every acquire,
-// would otherwise sit on every call's path.)
-__device__ inline void enter_rank_call(const dcuda_context* ctx, protocol::call call) {
+// Stops the run: `arrived` threads of the rank made a call that all must make. Out of line, so
+// that the entry of every call keeps no value for it across the barrier.
+__device__ __noinline__ inline void report_partial_rank_call(const dcuda_context* ctx,
+                                                             protocol::call call, int arrived) {
+  fail(ctx, ctx->rank_start + static_cast<int>(blockIdx.x), call,
+       protocol::error_code::partial_rank_call, arrived, blockDim.x);
+}
+
+// `ctx` by reference (gst.ctx, in shared memory): it is read only on the failure path, after the
+// barrier. Passed by value, the caller loaded it before the barrier and kept it, or spilled it,
+// across the barrier on every call's path; and a global load of the context, from L2 after every
+// acquire, would sit on that path.
+__device__ inline void enter_rank_call(const dcuda_context* const& ctx, protocol::call call) {
   const int arrived = __syncthreads_count(1);
-  if (arrived != static_cast<int>(blockDim.x)) {
-    fail(ctx, ctx->rank_start + static_cast<int>(blockIdx.x), call,
-         protocol::error_code::partial_rank_call, arrived, blockDim.x);
-  }
+  if (arrived != static_cast<int>(blockDim.x)) report_partial_rank_call(ctx, call, arrived);
 }
 
 }  // namespace dcuda::device

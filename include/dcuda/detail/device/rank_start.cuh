@@ -34,9 +34,9 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.windows_in_use = 0;
     gst.world_windows = 0;
     gst.ring_windows = 0;
-    // Both route caches start empty, every field set: a call with a target argument of -1
-    // matches the empty cache before its checks run, and must then find the local route, which
-    // takes no ticket (notify_path.cuh, early_notify_ticket).
+    // Both route caches start empty, every field set: should a call with a target argument of
+    // -1 match the empty cache before its checks run, it finds the local route, which takes no
+    // ticket (notify_path.cuh, plan_notify).
     gst.cached_window = DCUDA_WIN_NONE;
     gst.cached_rank = -1;
     gst.put_route_cache = empty_route_cache();
