@@ -10,16 +10,30 @@
 
 namespace dcuda::device {
 
+// The counter of this rank's notifications of `tag`. One counter for every path: ranks of this
+// GPU, peer GPUs and the delivery agent (for the network) all add to it.
+__device__ inline std::uint32_t* notification_counter(const dcuda_state& gst, int tag) {
+  return gst.notifications + protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
+                                                     static_cast<std::uint32_t>(tag));
+}
+
+// The acquire load of a counter whose relaxed reads showed enough. `system_scope`: whether peer
+// GPUs or the delivery agent may have counted on it (gst.process_count > 1); they signal with
+// system-scope releases, and the acquire must have the same scope.
+__device__ inline void acquire_counter(std::uint32_t* counter, bool system_scope) {
+  if (system_scope) {
+    protocol::system_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
+  } else {
+    protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
+  }
+}
+
 // Notifications of `tag` that have arrived at this rank. Relaxed loads: a poll loop calls this
 // many times; the caller issues one acquire load (acquire_notified_data) once it has seen enough.
 // Measured on an H100 (docs/performance.md): relaxed polling then one acquire load gave 0.89 us
 // one-way notify, acquire loads in the loop 1.01 us, relaxed polling then an acquire fence worse.
 __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
-  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
-                                                      static_cast<std::uint32_t>(tag));
-  // One counter for every path: ranks of this GPU, peer GPUs and the delivery agent (for the
-  // network) all add to it.
-  return protocol::device_atomic<std::uint32_t>(gst.notifications[index])
+  return protocol::device_atomic<std::uint32_t>(*notification_counter(gst, tag))
       .load(cuda::memory_order_relaxed);
 }
 
@@ -27,16 +41,7 @@ __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, in
 // (and, through the block barrier that follows, to the block): an acquire load of the counters
 // whose relaxed reads showed enough.
 __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
-  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
-                                                      static_cast<std::uint32_t>(tag));
-  if (gst.process_count > 1) {
-    // Peer GPUs signal with system-scope releases; the acquire must have the same scope.
-    protocol::system_atomic<std::uint32_t>(gst.notifications[index])
-        .load(cuda::memory_order_acquire);
-  } else {
-    protocol::device_atomic<std::uint32_t>(gst.notifications[index])
-        .load(cuda::memory_order_acquire);
-  }
+  acquire_counter(notification_counter(gst, tag), gst.process_count > 1);
 }
 
 // After a test or wait that saw `arrived` on the counter of a rank with rings: makes the data of
@@ -47,10 +52,9 @@ __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
 __device__ inline void acquire_counted_since(dcuda_state& gst, int tag, std::uint32_t arrived,
                                              std::uint32_t acquired) {
   if (arrived == acquired) return;
-  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
-                                                      static_cast<std::uint32_t>(tag));
-  gst.counter_acquired[tag] = protocol::system_atomic<std::uint32_t>(gst.notifications[index])
-                                  .load(cuda::memory_order_acquire);
+  gst.counter_acquired[tag] =
+      protocol::system_atomic<std::uint32_t>(*notification_counter(gst, tag))
+          .load(cuda::memory_order_acquire);
 }
 
 // The same for any rank (`has_rings`: gst.ring_peers != 0; without rings every wait acquires).
@@ -76,9 +80,7 @@ inline constexpr std::uint32_t tight_polls = 1024;
 // hands the wait over to spin_until: after tight_polls polls, and when the head holds a record it
 // may not take yet (a payload for a window this rank does not know).
 __device__ inline bool wait_on_one_ring(dcuda_state& gst, int tag, std::uint32_t needed) {
-  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
-                                                      static_cast<std::uint32_t>(tag));
-  std::uint32_t* counter = gst.notifications + index;
+  std::uint32_t* const counter = notification_counter(gst, tag);
   std::uint32_t consumed = gst.consumed[tag];
   const std::uint32_t acquired = gst.counter_acquired[tag];
   std::uint32_t polls = 0;
@@ -132,9 +134,7 @@ __device__ inline bool take_arrived_notifications(dcuda_state& gst, int tag, std
 // hands the wait over to spin_until, which publishes a wait that lasts and takes the watchdog's
 // abort.
 __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t needed) {
-  const std::uint32_t index = protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
-                                                      static_cast<std::uint32_t>(tag));
-  std::uint32_t* counter = gst.notifications + index;
+  std::uint32_t* const counter = notification_counter(gst, tag);
   const std::uint32_t consumed = gst.consumed[tag];
   // Read before the poll: after it, the read would delay the acquire.
   const bool system_scope = gst.process_count > 1;
@@ -143,12 +143,7 @@ __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t 
     const std::uint32_t arrived =
         protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
     if (protocol::notifications_available(arrived, consumed, needed)) {
-      // As acquire_notified_data: the delivery agent counts with system-scope releases.
-      if (system_scope) {
-        protocol::system_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
-      } else {
-        protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
-      }
+      acquire_counter(counter, system_scope);
       gst.consumed[tag] = consumed + needed;
       return true;
     }
