@@ -197,6 +197,19 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
                                   int size, const void* buffer, bool notify, int tag,
                                   held_ticket ticket) {
   const int slot = protocol::window_slot(win);
+  // Everything the local route needs, read at once before the first branch: read one by one
+  // behind the route's branches, these were five dependent shared-memory loads between the entry
+  // barrier and the payload's store (the local latency path). Volatile, so that none is sunk
+  // into a branch. plan_put wrote them, in this thread, before the barrier.
+  const auto path = static_cast<protocol::route>(owner_read(gst.put_route_cache.path));
+  const std::uint64_t target_base = owner_read(gst.cached_target_base);
+  std::uint32_t* const counters = owner_read(gst.put_route_cache.counters);
+  if (path == protocol::route::local) {
+    thread_copy(reinterpret_cast<void*>(target_base + static_cast<std::uint32_t>(offset)), buffer,
+                size);
+    if (notify) signal_local_rank(counters, tag);
+    return;
+  }
   // plan_put read peer_fence_owed in this thread, and only this thread writes it.
   if (ticket.ring && size <= protocol::ring_payload_limit && gst.peer_fence_owed == 0u) {
     const std::uint32_t payload = ring_detail::gather_payload(buffer, size);
