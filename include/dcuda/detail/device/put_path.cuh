@@ -73,11 +73,19 @@ inline constexpr int single_thread_put_limit = 16;
 // once and one branch tests them all.
 __device__ inline bool put_target_known(const dcuda_state& gst, dcuda_win win, int slot, int rank,
                                         int tag) {
-  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
-  const int comm_ranks = on_world ? gst.world_size : gst.device_ranks;
-  return protocol::window_handle_well_formed(win) & ((gst.windows_in_use >> slot & 1u) != 0u) &
-         (gst.generation[slot] == protocol::window_generation(win)) &
-         (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks)) &
+  // Every field read at once, volatile, so that the compiler neither sinks them behind the route
+  // cache's test in plan_put nor picks one size by on_world (either was a second round of
+  // shared-memory loads on the put's path); the rank is compared with both sizes.
+  const bool on_world = (owner_read(gst.world_windows) >> slot & 1u) != 0u;
+  const bool in_use = (owner_read(gst.windows_in_use) >> slot & 1u) != 0u;
+  const bool generation_matches =
+      owner_read(gst.generation[slot]) == protocol::window_generation(win);
+  const bool in_world =
+      static_cast<unsigned>(rank) < static_cast<unsigned>(owner_read(gst.world_size));
+  const bool in_device =
+      static_cast<unsigned>(rank) < static_cast<unsigned>(owner_read(gst.device_ranks));
+  return protocol::window_handle_well_formed(win) & in_use & generation_matches &
+         (on_world ? in_world : in_device) &
          (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
 }
 
@@ -135,16 +143,20 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
                                        bool notify, int tag) {
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   const bool target_known = put_target_known(gst, win, slot, rank, tag);
-  const bool hit = win == owner_read(gst.cached_window) && rank == owner_read(gst.cached_rank);
+  // Bitwise, not short-circuit: the rank's load does not wait for the window's compare.
+  const bool hit = (win == owner_read(gst.cached_window)) & (rank == owner_read(gst.cached_rank));
   const protocol::window_entry remote{owner_read(gst.cached_target_base),
                                       owner_read(gst.cached_target_size),
                                       protocol::window_generation(win), 0, 0};
   const protocol::window_entry own{owner_read(gst.cached_own_base), owner_read(gst.cached_own_size),
                                    0, 0, 0};
+  // Read with the other fields: read after the test, it was a second round of shared-memory
+  // loads on a hit (the hit does not change it).
+  auto path = static_cast<protocol::route>(owner_read(gst.put_route_cache.path));
   if (!hit || put_arguments_bad(target_known, win, offset, size, buffer, remote, own)) {
     refresh_put_route(gst, call, win, rank, offset, size, buffer, tag);
+    path = static_cast<protocol::route>(owner_read(gst.put_route_cache.path));
   }
-  const auto path = static_cast<protocol::route>(owner_read(gst.put_route_cache.path));
   held_ticket ticket{};
   if (notify && path == protocol::route::peer) {
     // Every put_notify to another GPU ends with a record in the target's ring, whether its
