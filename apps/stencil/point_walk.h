@@ -19,19 +19,23 @@ struct point_block {
 
 class point_walk {
  public:
-  APP_HD point_walk(const grid_shape& g, point_block block, unsigned thread, unsigned threads)
+  // `width` points at a time (1, or 2 for pairs): the thread takes the first of `width`
+  // neighbouring points in x, and nx must be a multiple of `width`.
+  APP_HD point_walk(const grid_shape& g, point_block block, unsigned thread, unsigned threads,
+                    unsigned width = 1)
       : nx_(static_cast<unsigned>(g.nx)),
         rows_(static_cast<unsigned>(block.j_end - block.j_begin)),
         levels_(static_cast<unsigned>(block.k_end - block.k_begin)),
         plane_(static_cast<unsigned>(g.plane_size())) {
-    const unsigned level_points = rows_ * nx_;
-    stride_levels_ = threads / level_points;
-    stride_rows_ = threads % level_points / nx_;
-    stride_points_ = threads % nx_;
+    const unsigned row_steps = nx_ / width;  // a row's points, counted in steps of `width`
+    const unsigned level_steps = rows_ * row_steps;
+    stride_levels_ = threads / level_steps;
+    stride_rows_ = threads % level_steps / row_steps;
+    stride_points_ = threads % row_steps * width;
     stride_at_ = stride_rows_ * plane_ + stride_levels_ * nx_ + stride_points_;
-    k_ = thread / level_points;
-    row_ = thread % level_points / nx_;
-    i_ = thread % nx_;
+    k_ = thread / level_steps;
+    row_ = thread % level_steps / row_steps;
+    i_ = thread % row_steps * width;
     at_ = static_cast<unsigned>(g.plane_start(block.j_begin)) +
           static_cast<unsigned>(block.k_begin) * nx_ + row_ * plane_ + k_ * nx_ + i_;
   }
@@ -80,5 +84,12 @@ class point_walk {
   unsigned stride_levels_, stride_rows_, stride_points_, stride_at_;
   unsigned k_, row_, i_, at_;  // relative to the block's first level and row; at_ absolute
 };
+
+// Pairs of points: a thread may take two neighbouring points in x at once (points 2m and 2m + 1
+// of a row, a walk of width 2), each of its loads 16 bytes. Every pair is 16-byte aligned when a
+// field starts so (cudaMalloc) and nx and pad are even.
+APP_HD inline bool has_pairs(const grid_shape& g) {
+  return g.nx % 2 == 0 && g.pad % 2 == 0;
+}
 
 }  // namespace stencil

@@ -17,10 +17,11 @@ namespace stencil {
 // use, 67 MB at the default size, more than the H200's 50 MB L2, and read every value three
 // times from memory (measured: 1.8x slower than the baselines). One point at a time: batches of
 // four (their loads in flight together) were slower, for ranks and for the baselines' kernels.
+// `width` 2 visits the first point of each pair (for_pairs).
 template <typename Visit>
 __device__ inline void for_rows(const grid_shape& g, point_block block, unsigned thread,
-                                unsigned threads, Visit visit) {
-  point_walk p(g, block, thread, threads);
+                                unsigned threads, Visit visit, unsigned width = 1) {
+  point_walk p(g, block, thread, threads, width);
   if (p.keeps_column()) {
     for (; !p.done(); p.next_in_column()) visit(p.at(), p.i());
   } else {
@@ -46,6 +47,64 @@ __device__ inline void diffusion_rows(const grid_shape& g, const double* in, con
                                       unsigned thread, unsigned threads) {
   for_rows(g, b, thread, threads,
            [&](unsigned at, int i) { out[at] = diffused(in, flx, fly, g, at, i); });
+}
+
+// The same stages two neighbouring points at a time (pairs, point_walk.h; the grid must have
+// them): a thread's loads of its point and of the points one plane away are 16 bytes each, and
+// the neighbours in x inside the pair come from them. Half the loads, stores and walk steps per
+// point, with each point's formula and its operands as the one-point stages have them.
+template <typename Visit>
+__device__ inline void for_pairs(const grid_shape& g, point_block block, unsigned thread,
+                                 unsigned threads, Visit visit) {
+  for_rows(g, block, thread, threads, visit, 2);
+}
+
+__device__ inline double2 pair_at(const double* field, unsigned at) {
+  return *reinterpret_cast<const double2*>(field + at);
+}
+__device__ inline void store_pair(double* field, unsigned at, double first, double second) {
+  *reinterpret_cast<double2*>(field + at) = make_double2(first, second);
+}
+
+__device__ inline void laplacian_pairs(const grid_shape& g, const double* in, double* lap,
+                                       point_block b, unsigned thread, unsigned threads) {
+  const unsigned plane = static_cast<unsigned>(g.plane_size());
+  for_pairs(g, b, thread, threads, [&](unsigned at, int i) {
+    const double2 centre = pair_at(in, at);
+    const double west = i > 0 ? in[at - 1] : 0.0;
+    const double east = i + 2 < g.nx ? in[at + 2] : 0.0;
+    const double2 south = pair_at(in, at - plane);
+    const double2 north = pair_at(in, at + plane);
+    store_pair(lap, at, laplacian_of(centre.x, west, centre.y, south.x, north.x),
+               laplacian_of(centre.y, centre.x, east, south.y, north.y));
+  });
+}
+
+__device__ inline void flux_pairs(const grid_shape& g, const double* lap, double* flx, double* fly,
+                                  point_block b, unsigned thread, unsigned threads) {
+  const unsigned plane = static_cast<unsigned>(g.plane_size());
+  for_pairs(g, b, thread, threads, [&](unsigned at, int i) {
+    const double2 centre = pair_at(lap, at);
+    const double east = i + 2 < g.nx ? lap[at + 2] : 0.0;
+    const double2 north = pair_at(lap, at + plane);
+    store_pair(flx, at, flux_of(centre.x, centre.y), flux_of(centre.y, east));
+    store_pair(fly, at, flux_of(centre.x, north.x), flux_of(centre.y, north.y));
+  });
+}
+
+__device__ inline void diffusion_pairs(const grid_shape& g, const double* in, const double* flx,
+                                       const double* fly, double* out, point_block b,
+                                       unsigned thread, unsigned threads) {
+  const unsigned plane = static_cast<unsigned>(g.plane_size());
+  for_pairs(g, b, thread, threads, [&](unsigned at, int i) {
+    const double2 value = pair_at(in, at);
+    const double2 flux_x = pair_at(flx, at);
+    const double flux_x_west = i > 0 ? flx[at - 1] : 0.0;
+    const double2 flux_y = pair_at(fly, at);
+    const double2 flux_y_south = pair_at(fly, at - plane);
+    store_pair(out, at, diffused_of(value.x, flux_x.x, flux_x_west, flux_y.x, flux_y_south.x),
+               diffused_of(value.y, flux_x.y, flux_x.x, flux_y.y, flux_y_south.y));
+  });
 }
 
 // The baselines' kernels: one stage over all rows of the GPU, every thread of the grid taking

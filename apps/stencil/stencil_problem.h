@@ -58,22 +58,37 @@ APP_HD inline double east(const double* field, const grid_shape& g, std::size_t 
   return i + 1 < g.nx ? field[at + 1] : 0.0;
 }
 
+// Each formula also from its operands, in the same order: the GPU loops that load two points at
+// once (stencil_kernels.cuh) take the neighbours in x from the pair, and must compute the same
+// bits.
+APP_HD inline double laplacian_of(double centre, double west, double east, double south,
+                                  double north) {
+  return 4.0 * centre - west - east - south - north;
+}
 APP_HD inline double laplacian(const double* in, const grid_shape& g, std::size_t at, int i) {
   const std::size_t plane = g.plane_size();
-  return 4.0 * in[at] - west(in, at, i) - east(in, g, at, i) - in[at - plane] - in[at + plane];
+  return laplacian_of(in[at], west(in, at, i), east(in, g, at, i), in[at - plane], in[at + plane]);
 }
 
+// A flux is the difference to the next value in x (x_flux) or y (y_flux).
+APP_HD inline double flux_of(double centre, double next) {
+  return next - centre;
+}
 APP_HD inline double x_flux(const double* lap, const grid_shape& g, std::size_t at, int i) {
-  return east(lap, g, at, i) - lap[at];
+  return flux_of(lap[at], east(lap, g, at, i));
 }
 
 APP_HD inline double y_flux(const double* lap, const grid_shape& g, std::size_t at) {
-  return lap[at + g.plane_size()] - lap[at];
+  return flux_of(lap[at], lap[at + g.plane_size()]);
 }
 
+APP_HD inline double diffused_of(double in, double flx, double flx_west, double fly,
+                                 double fly_south) {
+  return in + coefficient * (flx - flx_west + fly - fly_south);
+}
 APP_HD inline double diffused(const double* in, const double* flx, const double* fly,
                               const grid_shape& g, std::size_t at, int i) {
-  return in[at] + coefficient * (flx[at] - west(flx, at, i) + fly[at] - fly[at - g.plane_size()]);
+  return diffused_of(in[at], flx[at], west(flx, at, i), fly[at], fly[at - g.plane_size()]);
 }
 
 // The input: a value in [0, 1) drawn from (seed, global point), so that every process makes its

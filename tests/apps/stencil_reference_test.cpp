@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "point_walk.h"
@@ -116,30 +117,34 @@ DCUDA_TEST(stencil_padding_between_planes_changes_no_value) {
 // The threads of a rank or a kernel together visit every point of a block once, whatever their
 // number: fewer than a row, more than a level, more than the block; a multiple of a row (5, 10,
 // 45, 1000 here) takes the step without the x carry, as for_rows does (stencil_kernels.cuh).
+// A walk of pairs (width 2, on a grid with even nx and pad) visits the first point of each pair,
+// and the pair's two points are then every point once.
 DCUDA_TEST(stencil_point_walks_visit_every_point_of_a_block_once) {
-  const grid_shape g{5, 9, 4, 3};
   int column_walks = 0;
-  for (point_block block :
-       {point_block{0, 9, 0, 4}, point_block{2, 7, 1, 3}, point_block{8, 9, 3, 4}}) {
-    for (unsigned threads : {1u, 3u, 5u, 7u, 10u, 26u, 45u, 64u, 1000u}) {
-      std::vector<int> visits(g.field_size(), 0);
-      for (unsigned thread = 0; thread < threads; ++thread)
-        for (point_walk p(g, block, thread, threads); !p.done();
-             p.keeps_column() ? p.next_in_column() : p.next()) {
-          column_walks += p.keeps_column() ? 1 : 0;
-          DCUDA_CHECK(p.at() < g.field_size());
-          ++visits[p.at()];
-          DCUDA_CHECK_EQ(static_cast<std::size_t>(p.i()), p.at() % g.plane_size() % g.nx);
-        }
-      for (int j = 0; j < g.ny; ++j)
-        for (int k = 0; k < g.nz; ++k)
-          for (int i = 0; i < g.nx; ++i) {
-            const bool inside =
-                j >= block.j_begin && j < block.j_end && k >= block.k_begin && k < block.k_end;
-            DCUDA_CHECK_EQ(visits[g.index(i, j, k)], inside ? 1 : 0);
+  for (const auto& [g, width] :
+       {std::pair{grid_shape{5, 9, 4, 3}, 1u}, std::pair{grid_shape{6, 9, 4, 2}, 2u}})
+    for (point_block block :
+         {point_block{0, 9, 0, 4}, point_block{2, 7, 1, 3}, point_block{8, 9, 3, 4}}) {
+      for (unsigned threads : {1u, 3u, 5u, 7u, 10u, 26u, 45u, 64u, 1000u}) {
+        std::vector<int> visits(g.field_size(), 0);
+        for (unsigned thread = 0; thread < threads; ++thread)
+          for (point_walk p(g, block, thread, threads, width); !p.done();
+               p.keeps_column() ? p.next_in_column() : p.next()) {
+            column_walks += p.keeps_column() ? 1 : 0;
+            DCUDA_CHECK(p.at() + width <= g.field_size());
+            DCUDA_CHECK_EQ(static_cast<std::size_t>(p.i()), p.at() % g.plane_size() % g.nx);
+            DCUDA_CHECK_EQ(p.i() % static_cast<int>(width), 0);
+            for (unsigned point = 0; point < width; ++point) ++visits[p.at() + point];
           }
+        for (int j = 0; j < g.ny; ++j)
+          for (int k = 0; k < g.nz; ++k)
+            for (int i = 0; i < g.nx; ++i) {
+              const bool inside =
+                  j >= block.j_begin && j < block.j_end && k >= block.k_begin && k < block.k_end;
+              DCUDA_CHECK_EQ(visits[g.index(i, j, k)], inside ? 1 : 0);
+            }
+      }
     }
-  }
   DCUDA_CHECK(column_walks > 0);
 }
 
