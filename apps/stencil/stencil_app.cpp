@@ -24,6 +24,9 @@ app_options parse_options(int argc, char** argv, const char* program) {
            {"pad", 0, "values of padding after each y-plane (layout experiment)"},
            {"blocks_own_rows", 0,
             "baselines: 1 gives each block a run of rows, as dcuda ranks have"},
+           {"pairs", 0,
+            "baselines: 1 takes two neighbouring points per thread and step, as dcuda's ranks "
+            "do"},
            {"phases", 0, "dcuda: 1 prints where the ranks' time goes (rank_phase_clock.cuh)"}}));
 }
 

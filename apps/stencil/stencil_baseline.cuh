@@ -51,14 +51,19 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     throw std::invalid_argument("--blocks_own_rows 1 needs at most one block per row (" +
                                 std::to_string(blocks) + " blocks, " + std::to_string(g.ny) +
                                 " rows): set --blocks");
+  const bool pairs = options.get("pairs") != 0;
+  if (pairs && !has_pairs(g)) throw std::invalid_argument("--pairs 1 needs an even --nx and --pad");
+  const auto laplacian_stage = pairs ? laplacian_pairs_kernel : laplacian_kernel;
+  const auto flux_stage = pairs ? flux_pairs_kernel : flux_kernel;
+  const auto diffusion_stage = pairs ? diffusion_pairs_kernel : diffusion_kernel;
   auto iteration = [&] {
-    laplacian_kernel<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, lap);
+    laplacian_stage<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, lap);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(lap, lap_halo());
-    flux_kernel<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, lap, flx, fly);
+    flux_stage<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, lap, flx, fly);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(fly, fly_halo());
-    diffusion_kernel<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, flx, fly, out);
+    diffusion_stage<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, flx, fly, out);
     APP_CUDA(cudaGetLastError());
     exchange.exchange(out, out_halo());
     std::swap(in, out);
