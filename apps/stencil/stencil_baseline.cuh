@@ -53,9 +53,9 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
                                 " rows): set --blocks");
   const bool pairs = options.get("pairs") != 0;
   if (pairs && !has_pairs(g)) throw std::invalid_argument("--pairs 1 needs an even --nx and --pad");
-  const auto laplacian_stage = pairs ? laplacian_pairs_kernel : laplacian_kernel;
-  const auto flux_stage = pairs ? flux_pairs_kernel : flux_kernel;
-  const auto diffusion_stage = pairs ? diffusion_pairs_kernel : diffusion_kernel;
+  const auto laplacian_stage = pairs ? laplacian_kernel<true> : laplacian_kernel<false>;
+  const auto flux_stage = pairs ? flux_kernel<true> : flux_kernel<false>;
+  const auto diffusion_stage = pairs ? diffusion_kernel<true> : diffusion_kernel<false>;
   auto iteration = [&] {
     laplacian_stage<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, lap);
     APP_CUDA(cudaGetLastError());

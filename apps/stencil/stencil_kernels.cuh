@@ -122,38 +122,37 @@ __device__ inline kernel_share share_of(const grid_shape& g, bool blocks_own_row
   return {{rows.first, rows.end, 0, g.nz}, threadIdx.x, blockDim.x};
 }
 
+// The baselines' stages as kernels; `pairs` (--pairs 1, a grid with pairs): two points per thread
+// and step, the loops of dcuda's ranks.
+template <bool pairs>
 __global__ void laplacian_kernel(grid_shape g, bool blocks_own_rows, const double* in,
                                  double* lap) {
   const kernel_share share = share_of(g, blocks_own_rows);
-  laplacian_rows(g, in, lap, share.block, share.thread, share.threads);
+  if constexpr (pairs) {
+    laplacian_pairs(g, in, lap, share.block, share.thread, share.threads);
+  } else {
+    laplacian_rows(g, in, lap, share.block, share.thread, share.threads);
+  }
 }
+template <bool pairs>
 __global__ void flux_kernel(grid_shape g, bool blocks_own_rows, const double* lap, double* flx,
                             double* fly) {
   const kernel_share share = share_of(g, blocks_own_rows);
-  flux_rows(g, lap, flx, fly, share.block, share.thread, share.threads);
+  if constexpr (pairs) {
+    flux_pairs(g, lap, flx, fly, share.block, share.thread, share.threads);
+  } else {
+    flux_rows(g, lap, flx, fly, share.block, share.thread, share.threads);
+  }
 }
+template <bool pairs>
 __global__ void diffusion_kernel(grid_shape g, bool blocks_own_rows, const double* in,
                                  const double* flx, const double* fly, double* out) {
   const kernel_share share = share_of(g, blocks_own_rows);
-  diffusion_rows(g, in, flx, fly, out, share.block, share.thread, share.threads);
-}
-
-// The same kernels two points per thread and step (--pairs 1, a grid with pairs): the baselines
-// with the loops of dcuda's ranks.
-__global__ void laplacian_pairs_kernel(grid_shape g, bool blocks_own_rows, const double* in,
-                                       double* lap) {
-  const kernel_share share = share_of(g, blocks_own_rows);
-  laplacian_pairs(g, in, lap, share.block, share.thread, share.threads);
-}
-__global__ void flux_pairs_kernel(grid_shape g, bool blocks_own_rows, const double* lap,
-                                  double* flx, double* fly) {
-  const kernel_share share = share_of(g, blocks_own_rows);
-  flux_pairs(g, lap, flx, fly, share.block, share.thread, share.threads);
-}
-__global__ void diffusion_pairs_kernel(grid_shape g, bool blocks_own_rows, const double* in,
-                                       const double* flx, const double* fly, double* out) {
-  const kernel_share share = share_of(g, blocks_own_rows);
-  diffusion_pairs(g, in, flx, fly, out, share.block, share.thread, share.threads);
+  if constexpr (pairs) {
+    diffusion_pairs(g, in, flx, fly, out, share.block, share.thread, share.threads);
+  } else {
+    diffusion_rows(g, in, flx, fly, out, share.block, share.thread, share.threads);
+  }
 }
 
 }  // namespace stencil
