@@ -1,7 +1,6 @@
-// The C-style API of thesis listing 3.3. Each call runs inside `guarded`, the one place where a
-// failure of the runtime becomes a message on standard error, a call of the program's error
-// handler, and exit status 1 (the API has no error codes to return, and after a kernel fault the
-// GPU context cannot be used again).
+// The C-style API of thesis listing 3.3. Each call runs inside `guarded` (runtime/api_boundary.h):
+// the API has no error codes to return, and after a kernel fault the GPU context cannot be used
+// again.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +12,7 @@
 #include <string>
 
 #include "dcuda/host.h"
+#include "runtime/api_boundary.h"
 #include "runtime/diagnostics.h"
 #include "runtime/exit_check.h"
 #include "runtime/host_context.h"
@@ -110,14 +110,7 @@ namespace {
 
 using dcuda::runtime::report_and_exit;
 
-template <typename Body>
-auto guarded(const char* call, Body&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& failure) {
-    report_and_exit(call, failure);
-  }
-}
+using dcuda::runtime::guarded;
 
 dcuda_host_context& checked(const char* call, dcuda_host_context_handle ctx) {
   if (ctx == nullptr) {

@@ -1,0 +1,155 @@
+// A committed datatype as the copy engine reads it, on the host and on the GPU: one element's data
+// as runs of contiguous bytes in packed order, and how to find the bytes of any packed offset.
+// The host builds it once per type (src/datatypes/, on commit); the typed calls and the pack and
+// unpack calls walk it. Written once for both compilers and tested on the CPU.
+#pragma once
+
+#include <cstdint>
+
+#include "dcuda/detail/protocol/portability.h"
+
+namespace dcuda::protocol {
+
+// How a layout stores its runs. `strided`: every run has the same length and the runs follow
+// each other at one stride (a vector, a matrix's column block, a contiguous type as one run), so
+// a run's place is computed. `listed`: each run's displacement and packed start are in tables.
+enum class layout_kind : std::uint32_t { strided = 0, listed = 1 };
+
+// Properties the host found when it built the layout.
+enum layout_flag : std::uint32_t {
+  // Some byte is covered twice, by one element or by two consecutive ones: the layout may be
+  // read from, never written to (the order of the two writes would decide the byte).
+  layout_overlaps = 1u << 0,
+};
+
+struct type_layout {
+  std::uint64_t size;    // packed bytes of one element: the sum of its runs' lengths
+  std::int64_t extent;   // from one element's origin to the next one's
+  std::int64_t true_lb;  // the lowest byte an element touches, from its origin
+  std::int64_t true_ub;  // one past the highest
+  layout_kind kind;
+  std::uint32_t flags;  // layout_flag bits
+  std::uint32_t unit;   // the largest power of two up to 16 dividing every displacement, run
+                        // length and the extent: the widest access the layout itself allows
+  std::uint32_t reserved;
+  std::uint64_t run_count;  // runs in one element
+  // strided: run i is run_bytes long, at first + i * stride.
+  std::int64_t first;
+  std::int64_t stride;
+  std::uint64_t run_bytes;
+  // listed: run i is at displacements[i] and holds packed bytes [run_starts[i], run_starts[i + 1])
+  // (run_count + 1 entries, from 0 to size). Host or device memory, as the layout's reader needs.
+  const std::int64_t* displacements;
+  const std::uint64_t* run_starts;
+};
+
+// Where the walk of a layout stands: in element `element`, run `run`, `within` bytes into it.
+struct type_cursor {
+  std::uint64_t element;
+  std::uint64_t run;
+  std::uint64_t within;
+};
+
+// The index of the run holding packed byte `packed` (< size) of one element of a listed layout:
+// the last run that starts at or before it. Runs of length zero are never listed.
+DCUDA_HD inline std::uint64_t run_holding(const type_layout& t, std::uint64_t packed) {
+  std::uint64_t low = 0;
+  std::uint64_t high = t.run_count;  // run_starts[low] <= packed < run_starts[high]
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (t.run_starts[middle] <= packed) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The cursor of packed byte `packed` of a typed buffer (elements one after another); size > 0.
+DCUDA_HD inline type_cursor cursor_at(const type_layout& t, std::uint64_t packed) {
+  const std::uint64_t element = packed / t.size;
+  const std::uint64_t in_element = packed - element * t.size;
+  if (t.kind == layout_kind::strided) {
+    const std::uint64_t run = in_element / t.run_bytes;
+    return {element, run, in_element - run * t.run_bytes};
+  }
+  const std::uint64_t run = run_holding(t, in_element);
+  return {element, run, in_element - t.run_starts[run]};
+}
+
+// The run's length under the cursor.
+DCUDA_HD inline std::uint64_t run_length(const type_layout& t, std::uint64_t run) {
+  return t.kind == layout_kind::strided ? t.run_bytes : t.run_starts[run + 1] - t.run_starts[run];
+}
+
+// The byte under the cursor, from the buffer's origin.
+DCUDA_HD inline std::int64_t offset_of(const type_layout& t, const type_cursor& at) {
+  const std::int64_t run_start = t.kind == layout_kind::strided
+                                     ? t.first + static_cast<std::int64_t>(at.run) * t.stride
+                                     : t.displacements[at.run];
+  return static_cast<std::int64_t>(at.element) * t.extent + run_start +
+         static_cast<std::int64_t>(at.within);
+}
+
+// Bytes from the cursor to the end of its run: what can be copied from it in one piece.
+DCUDA_HD inline std::uint64_t contiguous_from(const type_layout& t, const type_cursor& at) {
+  return run_length(t, at.run) - at.within;
+}
+
+// Moves the cursor `bytes` ahead; at most contiguous_from(t, at), so that it stays in its run or
+// steps to the start of the next one (of the next element after the last run).
+DCUDA_HD inline void advance(const type_layout& t, type_cursor& at, std::uint64_t bytes) {
+  at.within += bytes;
+  if (at.within < run_length(t, at.run)) return;
+  at.within = 0;
+  if (++at.run == t.run_count) {
+    at.run = 0;
+    ++at.element;
+  }
+}
+
+// Calls piece(source_offset, target_offset, bytes) for the pieces that copy packed bytes
+// [begin, end) of a buffer laid out as `source` into one laid out as `target` (their sizes per
+// element may differ; the packed streams are matched byte for byte). Each piece is contiguous on
+// both sides; pieces come in packed order. One search per layout at `begin`, then one step per
+// piece.
+template <typename Piece>
+DCUDA_HD void for_each_piece(const type_layout& source, const type_layout& target,
+                             std::uint64_t begin, std::uint64_t end, Piece&& piece) {
+  if (begin >= end) return;
+  type_cursor from = cursor_at(source, begin);
+  type_cursor to = cursor_at(target, begin);
+  for (std::uint64_t at = begin; at < end;) {
+    std::uint64_t bytes = end - at;
+    const std::uint64_t source_left = contiguous_from(source, from);
+    const std::uint64_t target_left = contiguous_from(target, to);
+    if (source_left < bytes) bytes = source_left;
+    if (target_left < bytes) bytes = target_left;
+    piece(offset_of(source, from), offset_of(target, to), bytes);
+    advance(source, from, bytes);
+    advance(target, to, bytes);
+    at += bytes;
+  }
+}
+
+// The bytes `count` elements touch, from the buffer's origin: [low, high). False when the range
+// does not fit 64 bits (then nothing is set). An empty range (count 0 or size 0) is [0, 0).
+DCUDA_HD inline bool typed_range(const type_layout& t, std::uint64_t count, std::int64_t& low,
+                                 std::int64_t& high) {
+  if (count == 0 || t.size == 0) {
+    low = high = 0;
+    return true;
+  }
+  const std::uint64_t steps = count - 1;
+  const std::uint64_t magnitude = t.extent < 0 ? 0 - static_cast<std::uint64_t>(t.extent)
+                                               : static_cast<std::uint64_t>(t.extent);
+  constexpr std::uint64_t limit = static_cast<std::uint64_t>(INT64_MAX) / 4;
+  if (magnitude != 0 && steps > limit / magnitude) return false;
+  const std::int64_t span = static_cast<std::int64_t>(steps * magnitude);
+  low = t.extent < 0 ? t.true_lb - span : t.true_lb;
+  high = t.extent < 0 ? t.true_ub : t.true_ub + span;
+  return true;
+}
+
+}  // namespace dcuda::protocol

@@ -1,0 +1,21 @@
+// The boundary of the C-style API: every public host call runs its body inside `guarded`, the one
+// place where a failure becomes a message on standard error, a call of the program's error
+// handler and exit status 1 (the API returns no error codes: include/dcuda/host.h).
+#pragma once
+
+#include <exception>
+
+#include "runtime/error.h"
+
+namespace dcuda::runtime {
+
+template <typename Body>
+auto guarded(const char* call, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::exception& failure) {
+    report_and_exit(call, failure);
+  }
+}
+
+}  // namespace dcuda::runtime
