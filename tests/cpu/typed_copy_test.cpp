@@ -1,0 +1,131 @@
+// The typed copy's sharing (protocol/typed_copy.h) on the CPU: every lane of every worker run one
+// after another, for random pairs of layouts, both copy modes, aligned and unaligned buffers;
+// every byte of the target checked, those between the typed bytes left untouched.
+#include <cstdint>
+#include <vector>
+
+#include "datatype_models.h"
+#include "datatypes/type_registry.h"
+#include "dcuda/datatype.h"
+#include "dcuda/detail/protocol/typed_copy.h"
+#include "test_main.h"
+
+using namespace dcuda;
+using namespace datatype_models;
+
+namespace {
+
+constexpr unsigned char untouched = 0xEE;
+
+// A buffer whose origin lies in its middle (types reach below their origin), `misalignment`
+// bytes past a 16-byte boundary.
+struct buffer {
+  std::vector<unsigned char> bytes;
+  std::int64_t origin;
+  buffer(std::int64_t reach, std::int64_t misalignment)
+      : bytes(static_cast<std::size_t>(4 * reach + 64), untouched),
+        origin(2 * reach + misalignment) {
+    const auto address = reinterpret_cast<std::uintptr_t>(bytes.data());
+    origin += static_cast<std::int64_t>((16 - address % 16) % 16);
+  }
+  unsigned char* at_origin() { return bytes.data() + origin; }
+};
+
+std::int64_t reach_of(const std::vector<std::int64_t>& offsets) {
+  std::int64_t reach = 16;
+  for (std::int64_t o : offsets) reach = std::max(reach, o < 0 ? -o : o + 1);
+  return reach;
+}
+
+void run_every_lane(const protocol::typed_copy& copy, unsigned workers, unsigned lanes) {
+  for (unsigned worker = 0; worker < workers; ++worker) {
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      protocol::copy_typed_share(copy, worker, workers, lane, lanes);
+    }
+  }
+}
+
+}  // namespace
+
+DCUDA_TEST(typed_copy_moves_every_byte_once_and_nothing_else) {
+  random_types small_types(4242);
+  random_types large_types(99, 8);  // up to tens of KiB: many chunks, every worker busy
+  int copies_checked = 0;
+  std::uint64_t largest = 0;
+  for (int i = 0; i < 400; ++i) {
+    random_types& types = i % 4 == 3 ? large_types : small_types;
+    const int depth = i % 4 == 3 ? 1 + (i / 4) % 2 : 1 + i % 3;
+    const built from = types.make(depth);
+    const built to = types.make(depth);
+    dcuda_datatype f = from.handle, t = to.handle;
+    dcuda_type_commit(&f);
+    dcuda_type_commit(&t);
+    const auto source_layout = datatypes::type_registry::instance().layout(f, "typed_copy_test");
+    const auto target_layout = datatypes::type_registry::instance().layout(t, "typed_copy_test");
+    const int count = 1 + i % 3;
+    const std::vector<std::int64_t> source_bytes = expected_bytes(from.expected, count);
+    // As many target elements as hold the source's bytes; a target that covers a byte twice
+    // decides nothing here (the typed calls refuse it as a target).
+    if (to.expected.bytes.empty() ||
+        (target_layout->layout.flags & protocol::layout_overlaps) != 0) {
+      continue;
+    }
+    const std::size_t target_count =
+        (source_bytes.size() + to.expected.bytes.size() - 1) / to.expected.bytes.size();
+    std::vector<std::int64_t> target_bytes =
+        expected_bytes(to.expected, static_cast<int>(target_count));
+    target_bytes.resize(source_bytes.size());
+    // Bytes of different target elements may still meet (elements overlapping each other).
+    std::vector<std::int64_t> sorted = target_bytes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) continue;
+    for (const unsigned lanes : {1u, 32u}) {
+      for (const unsigned workers : {1u, 3u, 8u}) {
+        for (const std::int64_t misalignment : {0, 4, 1}) {
+          buffer source(reach_of(source_bytes), misalignment);
+          buffer target(reach_of(target_bytes), misalignment == 1 ? 2 : misalignment);
+          for (std::size_t b = 0; b < source.bytes.size(); ++b) {
+            source.bytes[b] = static_cast<unsigned char>(b * 7 + 1);
+          }
+          const protocol::typed_copy copy = protocol::plan_typed_copy(
+              reinterpret_cast<char*>(target.at_origin()), target_layout->layout,
+              reinterpret_cast<const char*>(source.at_origin()), source_layout->layout,
+              static_cast<std::uint64_t>(count));
+          DCUDA_CHECK_EQ(copy.total, source_bytes.size());
+          largest = std::max(largest, copy.total);
+          run_every_lane(copy, workers, lanes);
+          std::vector<unsigned char> expected(target.bytes.size(), untouched);
+          for (std::size_t p = 0; p < source_bytes.size(); ++p) {
+            expected[static_cast<std::size_t>(target.origin + target_bytes[p])] =
+                source.bytes[static_cast<std::size_t>(source.origin + source_bytes[p])];
+          }
+          DCUDA_CHECK(target.bytes == expected);
+          ++copies_checked;
+        }
+      }
+    }
+    if (from.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&f);
+    if (to.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&t);
+  }
+  DCUDA_CHECK(copies_checked > 1000);
+  DCUDA_CHECK(largest > 8 * protocol::typed_chunk_bytes);
+}
+
+DCUDA_TEST(typed_copy_picks_its_width_and_mode) {
+  dcuda_datatype column, block_rows;
+  dcuda_type_vector(64, 1, 64, DCUDA_DOUBLE, &column);        // 8-byte runs
+  dcuda_type_vector(16, 64, 128, DCUDA_DOUBLE, &block_rows);  // 512-byte runs
+  dcuda_type_commit(&column);
+  dcuda_type_commit(&block_rows);
+  const auto c = datatypes::type_registry::instance().layout(column, "typed_copy_test");
+  const auto r = datatypes::type_registry::instance().layout(block_rows, "typed_copy_test");
+  alignas(16) static char a[16], b[16];
+  DCUDA_CHECK_EQ(protocol::copy_width(r->layout, r->layout, a, b), 16u);
+  DCUDA_CHECK_EQ(protocol::copy_width(c->layout, r->layout, a, b), 8u);
+  DCUDA_CHECK_EQ(protocol::copy_width(r->layout, r->layout, a + 4, b), 4u);
+  DCUDA_CHECK(protocol::copy_mode(r->layout, r->layout) ==
+              protocol::typed_copy_mode::lanes_together);
+  DCUDA_CHECK(protocol::copy_mode(c->layout, r->layout) == protocol::typed_copy_mode::lanes_apart);
+  dcuda_type_free(&column);
+  dcuda_type_free(&block_rows);
+}
