@@ -163,6 +163,8 @@ sanitized_cases=(
   barrier_makes_plain_writes_visible
   window_slots_run_out_at_32_and_are_reused
   puts_switching_window_target_and_size_land_where_each_one_says
+  pack_async_and_unpack_async_move_every_typed_byte
+  ranks_pack_and_unpack_typed_data_with_all_their_warps
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).

@@ -16,6 +16,8 @@
 // process as every host call's do (include/dcuda/host.h), naming the call and the bad value.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -92,3 +94,13 @@ void dcuda_type_get_extent(dcuda_datatype type, std::int64_t* lb, std::int64_t* 
 // The bytes one element touches: from true_lb, true_extent bytes (relative to the origin).
 void dcuda_type_get_true_extent(dcuda_datatype type, std::int64_t* true_lb,
                                 std::int64_t* true_extent);
+
+// Stream-ordered pack and unpack for code outside dcuda kernels: queued on `stream` (a stream of
+// the GPU the buffers are on) like a cudaMemcpyAsync, they return at once. The type must stay
+// committed until the work is done (dcuda_type_free waits for the GPU before it frees). pack
+// copies `count` elements of `type` at `source` to `packed`, contiguous; unpack the reverse, into
+// a type that covers no byte twice.
+void dcuda_pack_async(dcuda_datatype type, int count, const void* source, void* packed,
+                      cudaStream_t stream);
+void dcuda_unpack_async(dcuda_datatype type, int count, const void* packed, void* target,
+                        cudaStream_t stream);

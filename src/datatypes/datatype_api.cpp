@@ -33,6 +33,16 @@ void check_array(const char* call, int count, const void* array, const char* nam
   }
 }
 
+// The arguments every constructor of blocks takes: the output, the count, the block lengths
+// (NULL: all the same, given apart) and the displacements.
+void check_blocks(const char* call, const dcuda_datatype* type, int count, const int blocklengths[],
+                  const void* displacements) {
+  check_output(call, type, "type");
+  check_count(call, count, "count");
+  if (blocklengths != nullptr) check_array(call, count, blocklengths, "blocklengths");
+  check_array(call, count, displacements, "displacements");
+}
+
 std::string element_name(const char* array, int i) {
   return std::string(array) + "[" + std::to_string(i) + "]";
 }
@@ -131,10 +141,7 @@ void dcuda_type_indexed(int count, const int blocklengths[], const int displacem
                         dcuda_datatype old, dcuda_datatype* type) {
   guarded("dcuda_type_indexed", [&] {
     const char* call = "dcuda_type_indexed";
-    check_output(call, type, "type");
-    check_count(call, count, "count");
-    check_array(call, count, blocklengths, "blocklengths");
-    check_array(call, count, displacements, "displacements");
+    check_blocks(call, type, count, blocklengths, displacements);
     const auto flat = type_registry::instance().flat(old, call);
     const auto bytes = in_bytes(call, count, displacements, *flat);
     *type = add_blocks(call, count, blocklengths, 0, bytes.data(), flat);
@@ -145,10 +152,7 @@ void dcuda_type_hindexed(int count, const int blocklengths[], const std::int64_t
                          dcuda_datatype old, dcuda_datatype* type) {
   guarded("dcuda_type_hindexed", [&] {
     const char* call = "dcuda_type_hindexed";
-    check_output(call, type, "type");
-    check_count(call, count, "count");
-    check_array(call, count, blocklengths, "blocklengths");
-    check_array(call, count, displacements, "displacements");
+    check_blocks(call, type, count, blocklengths, displacements);
     const auto flat = type_registry::instance().flat(old, call);
     *type = add_blocks(call, count, blocklengths, 0, displacements, flat);
   });
@@ -158,10 +162,8 @@ void dcuda_type_indexed_block(int count, int blocklength, const int displacement
                               dcuda_datatype old, dcuda_datatype* type) {
   guarded("dcuda_type_indexed_block", [&] {
     const char* call = "dcuda_type_indexed_block";
-    check_output(call, type, "type");
-    check_count(call, count, "count");
+    check_blocks(call, type, count, nullptr, displacements);
     check_count(call, blocklength, "blocklength");
-    check_array(call, count, displacements, "displacements");
     const auto flat = type_registry::instance().flat(old, call);
     const auto bytes = in_bytes(call, count, displacements, *flat);
     *type = add_blocks(call, count, nullptr, blocklength, bytes.data(), flat);

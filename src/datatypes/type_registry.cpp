@@ -96,7 +96,10 @@ void type_registry::commit(dcuda_datatype type, const char* call) {
   auto layout = std::make_shared<const built_layout>(build_layout(*flat));
   const std::lock_guard<std::mutex> lock(mutex_);
   slot& s = slots_[type.id];
-  if (s.live && s.generation == type.generation && !s.layout) s.layout = std::move(layout);
+  if (!s.live || s.generation != type.generation || s.layout)
+    return;  // freed or committed meanwhile
+  for (auto& [device, table] : device_tables_) table->put(type.id, type.generation, *layout);
+  s.layout = std::move(layout);
 }
 
 void type_registry::free(dcuda_datatype type, const char* call) {
@@ -105,6 +108,9 @@ void type_registry::free(dcuda_datatype type, const char* call) {
   if (found.predefined) {
     refuse(call, DCUDA_ERROR_INVALID_ARGUMENT,
            "the datatype " + handle_text(type) + " is predefined and cannot be freed");
+  }
+  if (found.layout) {
+    for (auto& [device, table] : device_tables_) table->remove(type.id);
   }
   slot& s = slots_[type.id];
   s.live = false;
@@ -122,6 +128,24 @@ std::shared_ptr<const built_layout> type_registry::layout(dcuda_datatype type,
            "the datatype " + handle_text(type) + " is not committed (dcuda_type_commit)");
   }
   return s.layout;
+}
+
+}  // namespace dcuda::datatypes
+
+namespace dcuda::datatypes {
+
+const protocol::type_entry* type_registry::device_table(int device) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  auto found = device_tables_.find(device);
+  if (found != device_tables_.end()) return found->second->entries();
+  auto table = std::make_unique<device_type_table>(device);
+  for (std::uint32_t id = 1; id < slots_.size(); ++id) {
+    const slot& s = slots_[id];
+    if (s.live && s.layout) table->put(id, s.generation, *s.layout);
+  }
+  const protocol::type_entry* entries = table->entries();
+  device_tables_.emplace(device, std::move(table));
+  return entries;
 }
 
 }  // namespace dcuda::datatypes

@@ -3,19 +3,22 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "datatypes/device_type_table.h"
 #include "datatypes/flat_type.h"
 #include "datatypes/layout_builder.h"
 #include "dcuda/datatype.h"
+#include "dcuda/detail/protocol/type_table.h"
 
 namespace dcuda::datatypes {
 
 // Types alive at once in one process, the predefined ones included.
-inline constexpr std::uint32_t max_types = 4096;
+inline constexpr std::uint32_t max_types = protocol::max_datatypes;
 
 // "{id 12, generation 3}": how errors name a handle.
 std::string handle_text(dcuda_datatype type);
@@ -34,6 +37,9 @@ class type_registry {
   // The layout of a committed type (its tables in host memory); an error naming `call` for an
   // uncommitted, freed or unknown handle.
   std::shared_ptr<const built_layout> layout(dcuda_datatype type, const char* call) const;
+  // The committed types as GPU `device` reads them: its table, made (with every committed type
+  // in it) on the first call for that GPU and kept up to date by commit and free from then on.
+  const protocol::type_entry* device_table(int device);
 
  private:
   struct slot {
@@ -50,6 +56,7 @@ class type_registry {
   mutable std::mutex mutex_;
   std::vector<slot> slots_;  // index: the handle's id; slot 0 never used
   std::vector<std::uint32_t> free_ids_;
+  std::map<int, std::unique_ptr<device_type_table>> device_tables_;  // by CUDA device
 };
 
 }  // namespace dcuda::datatypes

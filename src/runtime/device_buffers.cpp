@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "datatypes/type_registry.h"
 #include "dcuda/detail/protocol/limits.h"
 
 namespace dcuda::runtime {
@@ -55,6 +56,9 @@ device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
   context_.first_error = device_words_.get() + first_error_word;
   context_.windows = windows_.get();
   context_.rank_routes = rank_routes_.get();
+  int device = 0;
+  DCUDA_CUDA_CHECK(cudaGetDevice(&device));
+  context_.types = datatypes::type_registry::instance().device_table(device);
   context_.collective_result = world_collective_result_.device();
   context_.window_offers = window_offers_.device();
   context_.host_acks = host_acks_.device();

@@ -124,6 +124,16 @@ std::string describe_error(const protocol::error_report& report,
     case error_code::null_window_base:
       text << "the window's base is NULL but its size is " << v[1];
       break;
+    case error_code::bad_datatype:
+      text << "datatype {id " << v[0] << ", generation " << v[1]
+           << "} is not a committed datatype (never created, not committed with "
+              "dcuda_type_commit, freed, or DCUDA_DATATYPE_NULL)";
+      break;
+    case error_code::datatype_overlaps:
+      text << "datatype {id " << v[0] << ", generation " << v[1]
+           << "} covers some byte twice, so it cannot lay out data written to memory (which of "
+              "the two bytes would land there is undecided)";
+      break;
     default:
       text << "error code " << report.code;
       break;

@@ -25,7 +25,9 @@ enum class call : std::uint16_t {
   comm_size,
   comm_rank,
   ring_poll,  // not a call: a rank takes its peer rings' records inside every dcuda wait
-  count_      // number of entries; keep last
+  pack,
+  unpack,
+  count_  // number of entries; keep last
 };
 
 constexpr const char* call_name(call c) {
@@ -46,7 +48,9 @@ constexpr const char* call_name(call c) {
                                    "dcuda_ping_host",
                                    "dcuda_comm_size",
                                    "dcuda_comm_rank",
-                                   "the poll of its peer rings (inside a dcuda call that waits)"};
+                                   "the poll of its peer rings (inside a dcuda call that waits)",
+                                   "dcuda_pack",
+                                   "dcuda_unpack"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";

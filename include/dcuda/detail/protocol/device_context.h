@@ -9,6 +9,7 @@
 #include "dcuda/detail/protocol/error_report.h"
 #include "dcuda/detail/protocol/peer_ring.h"
 #include "dcuda/detail/protocol/routes.h"
+#include "dcuda/detail/protocol/type_table.h"
 #include "dcuda/detail/protocol/wait_record.h"
 #include "dcuda/detail/protocol/window_table.h"
 #include "dcuda/detail/protocol/world_collective.h"
@@ -65,4 +66,6 @@ struct dcuda_context {
   // Every window slot's generation before this run's first dcuda_win_create: different in every
   // run (protocol::first_window_generation), so that handles of earlier runs are refused.
   std::uint32_t first_window_generation;
+  // The process's committed datatypes as this GPU reads them (the typed calls, dcuda_pack).
+  const dcuda::protocol::type_entry* types;
 };

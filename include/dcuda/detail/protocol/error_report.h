@@ -24,6 +24,8 @@ enum class error_code : std::uint16_t {
   bad_ring_record,        // values: ring (sending GPU), payload size, offset,
                           //         window slot << 32 | the window's size
   null_window_base,       // values: base (0), size
+  bad_datatype,           // values: the handle's id, its generation
+  datatype_overlaps,      // values: the handle's id, its generation (written to)
   count_
 };
 

@@ -43,6 +43,19 @@ struct type_layout {
   const std::uint64_t* run_starts;
 };
 
+// `bytes` contiguous bytes as one element: the packed side of a pack or an unpack.
+DCUDA_HD inline type_layout contiguous_layout(std::uint64_t bytes) {
+  type_layout t{};
+  t.size = bytes;
+  t.extent = static_cast<std::int64_t>(bytes);
+  t.true_ub = static_cast<std::int64_t>(bytes);
+  t.kind = layout_kind::strided;
+  t.unit = 16;
+  t.run_count = 1;
+  t.run_bytes = bytes;
+  return t;
+}
+
 // Where the walk of a layout stands: in element `element`, run `run`, `within` bytes into it.
 struct type_cursor {
   std::uint64_t element;

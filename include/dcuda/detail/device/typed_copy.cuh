@@ -1,0 +1,59 @@
+// A rank's typed copies (dcuda_pack, dcuda_unpack): the layouts looked up and checked, then the
+// copy shared out among the rank's warps (protocol/typed_copy.h).
+#pragma once
+
+#include "dcuda/datatype.h"
+#include "dcuda/detail/device/fail.cuh"
+#include "dcuda/detail/protocol/type_table.h"
+#include "dcuda/detail/protocol/typed_copy.h"
+#include "dcuda/device/state.cuh"
+
+namespace dcuda::device {
+
+// The layout of a committed type; any other handle stops the run with the handle in the report.
+// `written`: the layout lays out the bytes the call writes, which must not cover a byte twice.
+__device__ inline const protocol::type_layout& checked_layout(const dcuda_state& gst,
+                                                              protocol::call call,
+                                                              dcuda_datatype type, bool written) {
+  const protocol::type_layout* layout = protocol::committed_layout(gst.ctx->types, type);
+  if (layout == nullptr) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_datatype, type.id,
+         type.generation);
+  }
+  if (written && (layout->flags & protocol::layout_overlaps) != 0u) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::datatype_overlaps, type.id,
+         type.generation);
+  }
+  return *layout;
+}
+
+// Every thread of the rank copies its share. Warps are the workers; a rank whose size is not a
+// multiple of the warp has every thread work alone (a worker's lanes must all exist).
+__device__ inline void copy_in_rank(const protocol::typed_copy& copy) {
+  const auto threads = static_cast<std::uint32_t>(blockDim.x);
+  const auto thread = static_cast<std::uint32_t>(threadIdx.x);
+  if (threads % 32u == 0u) {
+    protocol::copy_typed_share(copy, thread / 32u, threads / 32u, thread % 32u, 32u);
+  } else {
+    protocol::copy_typed_share(copy, thread, threads, 0u, 1u);
+  }
+}
+
+// dcuda_pack (`packing`) or dcuda_unpack: `count` elements of `type` at `typed`, to or from the
+// contiguous `packed`.
+__device__ inline void pack_or_unpack(const dcuda_state& gst, protocol::call call,
+                                      dcuda_datatype type, int count, void* typed, void* packed,
+                                      bool packing) {
+  if (count < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, count);
+  const protocol::type_layout& layout = checked_layout(gst, call, type, !packing);
+  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * layout.size;
+  const protocol::type_layout contiguous = protocol::contiguous_layout(bytes);
+  auto* typed_bytes = static_cast<char*>(typed);
+  auto* packed_bytes = static_cast<char*>(packed);
+  copy_in_rank(packing
+                   ? protocol::plan_typed_copy(packed_bytes, contiguous, typed_bytes, layout,
+                                               static_cast<std::uint64_t>(count))
+                   : protocol::plan_typed_copy(typed_bytes, layout, packed_bytes, contiguous, 1u));
+}
+
+}  // namespace dcuda::device

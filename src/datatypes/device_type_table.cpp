@@ -1,0 +1,65 @@
+#include "datatypes/device_type_table.h"
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/error.h"
+
+namespace dcuda::datatypes {
+namespace {
+
+// Makes `device` current for its lifetime, then restores the caller's device: the registry
+// serves every GPU of the process from whichever thread calls it.
+class device_scope {
+ public:
+  explicit device_scope(int device) {
+    DCUDA_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) DCUDA_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~device_scope() { cudaSetDevice(previous_); }
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+template <typename T>
+runtime::device_array<T> uploaded(const std::vector<T>& values) {
+  runtime::device_array<T> array(values.size());
+  if (!values.empty()) {
+    DCUDA_CUDA_CHECK(
+        cudaMemcpy(array.get(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  return array;
+}
+
+}  // namespace
+
+device_type_table::device_type_table(int device) : device_(device) {
+  const device_scope scope(device_);
+  entries_ = runtime::device_array<protocol::type_entry>(protocol::max_datatypes + 1);
+  DCUDA_CUDA_CHECK(cudaMemset(entries_.get(), 0, entries_.size() * sizeof(protocol::type_entry)));
+  tables_.resize(entries_.size());
+}
+
+void device_type_table::put(std::uint32_t id, std::uint32_t generation, const built_layout& built) {
+  const device_scope scope(device_);
+  layout_tables& tables = tables_.at(id);
+  tables.displacements = uploaded(built.displacements);
+  tables.run_starts = uploaded(built.run_starts);
+  protocol::type_entry entry{};
+  entry.generation = generation;
+  entry.layout = built.layout;
+  entry.layout.displacements = tables.displacements.get();
+  entry.layout.run_starts = tables.run_starts.get();
+  DCUDA_CUDA_CHECK(cudaMemcpy(entries_.get() + id, &entry, sizeof(entry), cudaMemcpyHostToDevice));
+}
+
+void device_type_table::remove(std::uint32_t id) {
+  const device_scope scope(device_);
+  DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
+  DCUDA_CUDA_CHECK(cudaMemset(entries_.get() + id, 0, sizeof(protocol::type_entry)));
+  tables_.at(id) = layout_tables{};
+}
+
+}  // namespace dcuda::datatypes

@@ -1,0 +1,283 @@
+// Datatypes on the GPU: stream-ordered pack and unpack (dcuda_pack_async, dcuda_unpack_async) and
+// the ranks' dcuda_pack / dcuda_unpack, of a matrix's column block (vector), its lower triangle
+// (indexed) and its transpose (a one-element vector resized), every byte checked against a loop
+// that walks the same layout by hand, the bytes between the typed ones left untouched; and the
+// misuses a kernel can make of a type.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dcuda/datatype.h"
+#include "dcuda/device.cuh"
+#include "gpu_harness.h"
+
+using gpu_test::contains;
+using gpu_test::require_gpu;
+using gpu_test::run_child;
+using gpu_test::run_dcuda;
+
+namespace {
+
+constexpr int n = 96;              // the matrices are n x n doubles, row-major
+constexpr int block_columns = 20;  // the column block: columns [7, 27)
+constexpr int block_first_column = 7;
+constexpr unsigned char untouched = 0xA5;
+
+// A layout and the element offsets (in doubles, packed order) it stands for, for count elements.
+struct typed_case {
+  const char* name;
+  dcuda_datatype type;
+  int count;
+  std::vector<int> elements;
+};
+
+std::vector<typed_case> matrix_cases() {
+  std::vector<typed_case> cases;
+  {
+    typed_case c{"column block", {}, 1, {}};
+    dcuda_type_vector(n, block_columns, n, DCUDA_DOUBLE, &c.type);
+    for (int row = 0; row < n; ++row) {
+      for (int k = 0; k < block_columns; ++k)
+        c.elements.push_back(row * n + block_first_column + k);
+    }
+    cases.push_back(c);
+  }
+  {
+    typed_case c{"lower triangle", {}, 1, {}};
+    std::vector<int> lengths, displacements;
+    for (int row = 0; row < n; ++row) {
+      lengths.push_back(row + 1);
+      displacements.push_back(row * n);
+      for (int column = 0; column <= row; ++column) c.elements.push_back(row * n + column);
+    }
+    dcuda_type_indexed(n, lengths.data(), displacements.data(), DCUDA_DOUBLE, &c.type);
+    cases.push_back(c);
+  }
+  {
+    // Element j is column j (n doubles n apart); consecutive elements one double apart: packing
+    // n of them lists the matrix column by column, the transpose.
+    typed_case c{"transpose", {}, n, {}};
+    dcuda_datatype column;
+    dcuda_type_vector(n, 1, n, DCUDA_DOUBLE, &column);
+    dcuda_type_resized(column, 0, sizeof(double), &c.type);
+    dcuda_type_free(&column);
+    for (int j = 0; j < n; ++j) {
+      for (int row = 0; row < n; ++row) c.elements.push_back(row * n + j);
+    }
+    cases.push_back(c);
+  }
+  for (auto& c : cases) dcuda_type_commit(&c.type);
+  return cases;
+}
+
+// The block-shifted copy of the column block's offsets: the first element of the typed buffer is
+// where the block starts.
+int typed_origin(const typed_case& c) {
+  return std::string(c.name) == "column block" ? block_first_column : 0;
+}
+
+std::vector<double> numbered_matrix() {
+  std::vector<double> values(n * n);
+  for (int i = 0; i < n * n; ++i) values[static_cast<std::size_t>(i)] = 1000.0 + i;
+  return values;
+}
+
+template <typename T>
+T* device_copy(const std::vector<T>& host) {
+  T* device = nullptr;
+  GPU_CHECK(cudaMalloc(&device, host.size() * sizeof(T)));
+  GPU_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return device;
+}
+
+template <typename T>
+std::vector<T> host_copy(const T* device, std::size_t count) {
+  std::vector<T> host(count);
+  GPU_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// The matrix after unpacking `packed` as `c` into a matrix of `untouched` bytes.
+std::vector<unsigned char> expected_unpacked(const typed_case& c,
+                                             const std::vector<double>& packed) {
+  std::vector<unsigned char> bytes(n * n * sizeof(double), untouched);
+  for (std::size_t i = 0; i < c.elements.size(); ++i) {
+    std::memcpy(bytes.data() + static_cast<std::size_t>(c.elements[i]) * sizeof(double), &packed[i],
+                sizeof(double));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+DCUDA_TEST(pack_async_and_unpack_async_move_every_typed_byte) {
+  require_gpu();
+  const std::vector<double> matrix = numbered_matrix();
+  double* source = device_copy(matrix);
+  double* packed = nullptr;
+  unsigned char* target = nullptr;
+  GPU_CHECK(cudaMalloc(&packed, matrix.size() * sizeof(double)));
+  GPU_CHECK(cudaMalloc(&target, matrix.size() * sizeof(double)));
+  cudaStream_t stream;
+  GPU_CHECK(cudaStreamCreate(&stream));
+  for (auto& c : matrix_cases()) {
+    const int origin = typed_origin(c);
+    dcuda_pack_async(c.type, c.count, source + origin, packed, stream);
+    GPU_CHECK(cudaMemsetAsync(target, untouched, matrix.size() * sizeof(double), stream));
+    dcuda_unpack_async(c.type, c.count, packed, target + origin * sizeof(double), stream);
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    const auto got = host_copy(packed, c.elements.size());
+    std::vector<double> want;
+    for (int e : c.elements) want.push_back(matrix[static_cast<std::size_t>(e)]);
+    DCUDA_CHECK(got == want);
+    DCUDA_CHECK(host_copy(target, matrix.size() * sizeof(double)) == expected_unpacked(c, want));
+    dcuda_type_free(&c.type);
+  }
+  GPU_CHECK(cudaStreamDestroy(stream));
+  cudaFree(source);
+  cudaFree(packed);
+  cudaFree(target);
+}
+
+namespace {
+
+struct rank_pack_data {
+  dcuda_datatype types[3];
+  int counts[3];
+  int origins[3];
+  const double* source;     // the numbered matrix, read by every rank
+  double* packed;           // [ranks][3][n * n]
+  unsigned char* unpacked;  // [ranks][3][n * n doubles], `untouched` before the run
+};
+
+__global__ void rank_pack_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  rank_pack_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  for (int t = 0; t < 3; ++t) {
+    const std::size_t slot = (static_cast<std::size_t>(rank) * 3 + t) * n * n;
+    double* packed = data->packed + slot;
+    dcuda_pack(gst, data->types[t], data->counts[t], data->source + data->origins[t], packed);
+    dcuda_unpack(gst, data->types[t], data->counts[t], packed,
+                 data->unpacked + (slot + data->origins[t]) * sizeof(double));
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(ranks_pack_and_unpack_typed_data_with_all_their_warps) {
+  require_gpu();
+  // 160 threads a rank: five warps share each copy; 100: not a multiple of the warp, every
+  // thread works alone.
+  for (const int threads : {160, 100}) {
+    const int ranks = gpu_test::resident_ranks(rank_pack_kernel, threads, 8);
+    const std::vector<double> matrix = numbered_matrix();
+    const std::size_t slots = static_cast<std::size_t>(ranks) * 3 * n * n;
+    auto cases = matrix_cases();
+    rank_pack_data data{};
+    for (int t = 0; t < 3; ++t) {
+      data.types[t] = cases[static_cast<std::size_t>(t)].type;
+      data.counts[t] = cases[static_cast<std::size_t>(t)].count;
+      data.origins[t] = typed_origin(cases[static_cast<std::size_t>(t)]);
+    }
+    double* source = device_copy(matrix);
+    data.source = source;
+    GPU_CHECK(cudaMalloc(&data.packed, slots * sizeof(double)));
+    GPU_CHECK(cudaMalloc(&data.unpacked, slots * sizeof(double)));
+    GPU_CHECK(cudaMemset(data.unpacked, untouched, slots * sizeof(double)));
+    run_dcuda(rank_pack_kernel, threads, data,
+              {"--dcuda-ranks-per-device=" + std::to_string(ranks)});
+    const auto packed = host_copy(data.packed, slots);
+    const auto unpacked = host_copy(data.unpacked, slots * sizeof(double));
+    for (int r = 0; r < ranks; ++r) {
+      for (int t = 0; t < 3; ++t) {
+        const auto& c = cases[static_cast<std::size_t>(t)];
+        const std::size_t slot = (static_cast<std::size_t>(r) * 3 + t) * n * n;
+        std::vector<double> want;
+        for (int e : c.elements) want.push_back(matrix[static_cast<std::size_t>(e)]);
+        DCUDA_CHECK(std::vector<double>(
+                        packed.begin() + static_cast<std::ptrdiff_t>(slot),
+                        packed.begin() + static_cast<std::ptrdiff_t>(slot + want.size())) == want);
+        const auto begin = unpacked.begin() + static_cast<std::ptrdiff_t>(slot * sizeof(double));
+        DCUDA_CHECK(std::vector<unsigned char>(begin, begin + n * n * sizeof(double)) ==
+                    expected_unpacked(c, want));
+      }
+    }
+    for (auto& c : cases) dcuda_type_free(&c.type);
+    cudaFree(source);
+    cudaFree(data.packed);
+    cudaFree(data.unpacked);
+  }
+}
+
+namespace {
+
+struct misuse_type_data {
+  dcuda_datatype type;
+  double* buffer;  // n * n doubles
+  bool unpack;
+};
+
+__global__ void misuse_type_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  misuse_type_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  if (data->unpack) {
+    dcuda_unpack(gst, data->type, 1, data->buffer, data->buffer + n);
+  } else {
+    dcuda_pack(gst, data->type, 1, data->buffer, data->buffer + n);
+  }
+  dcuda_gpu_finish(gst);
+}
+
+// The child's run ended with the device misuse report of `call` on `type` (id 8, generation 1:
+// the first type a fresh process creates) and `message`.
+void check_type_misuse(const char* scenario, const char* call, const char* message) {
+  require_gpu();
+  const auto child = run_child(scenario);
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_run: rank 0 (thread "));
+  DCUDA_CHECK(contains(child.output,
+                       std::string("in ") + call + ": datatype {id 8, generation 1} " + message));
+}
+
+void run_type_misuse(dcuda_datatype type, bool unpack) {
+  double* buffer = nullptr;
+  GPU_CHECK(cudaMalloc(&buffer, n * n * sizeof(double)));
+  misuse_type_data data{type, buffer, unpack};
+  run_dcuda(misuse_type_kernel, 64, data, {"--dcuda-ranks-per-device=1"});
+}
+
+}  // namespace
+
+DCUDA_CHILD(pack_with_freed_type) {
+  dcuda_datatype pair;
+  dcuda_type_contiguous(2, DCUDA_DOUBLE, &pair);
+  dcuda_type_commit(&pair);
+  const dcuda_datatype stale = pair;
+  dcuda_type_free(&pair);
+  run_type_misuse(stale, false);
+}
+
+DCUDA_TEST(pack_with_a_freed_type_is_reported) {
+  check_type_misuse("pack_with_freed_type", "dcuda_pack", "is not a committed datatype");
+}
+
+DCUDA_CHILD(unpack_into_overlapping_type) {
+  dcuda_datatype twice;
+  const int lengths[] = {2, 2};
+  const int displacements[] = {0, 1};  // the second double of the first block again
+  dcuda_type_indexed(2, lengths, displacements, DCUDA_DOUBLE, &twice);
+  dcuda_type_commit(&twice);
+  run_type_misuse(twice, true);
+}
+
+DCUDA_TEST(unpack_into_a_type_covering_a_byte_twice_is_reported) {
+  check_type_misuse("unpack_into_overlapping_type", "dcuda_unpack", "covers some byte twice");
+}
