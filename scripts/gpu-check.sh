@@ -165,6 +165,7 @@ sanitized_cases=(
   puts_switching_window_target_and_size_land_where_each_one_says
   pack_async_and_unpack_async_move_every_typed_byte
   ranks_pack_and_unpack_typed_data_with_all_their_warps
+  typed_puts_land_every_byte_in_the_target_layout_and_nothing_else
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).
@@ -253,7 +254,7 @@ if [ "$part" != tests ]; then
 step "benchmarks"
 only="${DCUDA_BENCH_ONLY:-}"
 wanted() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
-for bench in local_latency host_roundtrip local_bandwidth; do
+for bench in local_latency host_roundtrip local_bandwidth pack_bandwidth; do
   wanted "$bench" || continue
   if [ -x "build/bench/$bench" ]; then
     "build/bench/$bench" --out "$OUT/results" || status=1

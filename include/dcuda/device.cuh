@@ -22,5 +22,6 @@
 #include "dcuda/device/notifications.cuh"  // (rank) dcuda_test_notifications, dcuda_wait_notifications
 #include "dcuda/device/host_calls.cuh"     // (rank) dcuda_start_cpu_timer, dcuda_stop_cpu_timer,
                                            //        dcuda_ping_host (extension)
-#include "dcuda/device/datatypes.cuh"  // (rank) dcuda_pack, dcuda_unpack (extension)
+#include "dcuda/device/datatypes.cuh"      // (rank) dcuda_pack, dcuda_unpack, dcuda_put_typed,
+                                           //        dcuda_put_notify_typed (extension)
 #include "dcuda/device/log.cuh"  // dcuda_log, dcuda_log_get, dcuda_log_get_thread (extension)

@@ -1,5 +1,6 @@
 // The datatype calls of include/dcuda/datatype.h: each checks its arguments, naming the call and
 // the bad value, and builds the flat type from its parts' (flat_type.h).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,12 @@ void check_array(const char* call, int count, const void* array, const char* nam
   }
 }
 
-// The arguments every constructor of blocks takes: the output, the count, the block lengths
-// (NULL: all the same, given apart) and the displacements.
-void check_blocks(const char* call, const dcuda_datatype* type, int count, const int blocklengths[],
+// The arguments every constructor of blocks takes: the output, the count and the
+// displacements (the block lengths, where each block has its own, are checked by the caller).
+void check_blocks(const char* call, const dcuda_datatype* type, int count,
                   const void* displacements) {
   check_output(call, type, "type");
   check_count(call, count, "count");
-  if (blocklengths != nullptr) check_array(call, count, blocklengths, "blocklengths");
   check_array(call, count, displacements, "displacements");
 }
 
@@ -51,12 +51,19 @@ std::string element_name(const char* array, int i) {
 dcuda_datatype add_blocks(const char* call, int count, const int blocklengths[], int same_length,
                           const std::int64_t displacements[],
                           const std::shared_ptr<const flat_type>& old) {
-  std::vector<block> blocks;
-  blocks.reserve(static_cast<std::size_t>(count));
+  std::int64_t runs = 0;
   for (int i = 0; i < count; ++i) {
     const int length = blocklengths != nullptr ? blocklengths[i] : same_length;
     check_count(call, length, element_name("blocklengths", i).c_str());
-    blocks.push_back({length, displacements[i], old.get()});
+    runs =
+        std::min(runs + dcuda::datatypes::runs_for(*old, length), dcuda::datatypes::max_runs + 1);
+  }
+  dcuda::datatypes::check_run_count(runs, call);
+  std::vector<block> blocks;
+  blocks.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    blocks.push_back(
+        {blocklengths != nullptr ? blocklengths[i] : same_length, displacements[i], old.get()});
   }
   return type_registry::instance().add(dcuda::datatypes::concatenate(blocks, call), call);
 }
@@ -91,6 +98,12 @@ dcuda_datatype add_vector(const char* call, int count, int blocklength, std::int
             {{static_cast<std::int64_t>(count) * blocklength, 0, old.get()}}, call),
         call);
   }
+  const std::int64_t runs_per_block = dcuda::datatypes::runs_for(*old, blocklength);
+  dcuda::datatypes::check_run_count(
+      runs_per_block != 0 && count > (dcuda::datatypes::max_runs + 1) / runs_per_block
+          ? dcuda::datatypes::max_runs + 1
+          : count * runs_per_block,
+      call);
   std::vector<std::int64_t> displacements(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     if (__builtin_mul_overflow(static_cast<std::int64_t>(i), stride_bytes, &displacements[i])) {
@@ -141,7 +154,8 @@ void dcuda_type_indexed(int count, const int blocklengths[], const int displacem
                         dcuda_datatype old, dcuda_datatype* type) {
   guarded("dcuda_type_indexed", [&] {
     const char* call = "dcuda_type_indexed";
-    check_blocks(call, type, count, blocklengths, displacements);
+    check_blocks(call, type, count, displacements);
+    check_array(call, count, blocklengths, "blocklengths");
     const auto flat = type_registry::instance().flat(old, call);
     const auto bytes = in_bytes(call, count, displacements, *flat);
     *type = add_blocks(call, count, blocklengths, 0, bytes.data(), flat);
@@ -152,7 +166,8 @@ void dcuda_type_hindexed(int count, const int blocklengths[], const std::int64_t
                          dcuda_datatype old, dcuda_datatype* type) {
   guarded("dcuda_type_hindexed", [&] {
     const char* call = "dcuda_type_hindexed";
-    check_blocks(call, type, count, blocklengths, displacements);
+    check_blocks(call, type, count, displacements);
+    check_array(call, count, blocklengths, "blocklengths");
     const auto flat = type_registry::instance().flat(old, call);
     *type = add_blocks(call, count, blocklengths, 0, displacements, flat);
   });
@@ -162,7 +177,7 @@ void dcuda_type_indexed_block(int count, int blocklength, const int displacement
                               dcuda_datatype old, dcuda_datatype* type) {
   guarded("dcuda_type_indexed_block", [&] {
     const char* call = "dcuda_type_indexed_block";
-    check_blocks(call, type, count, nullptr, displacements);
+    check_blocks(call, type, count, displacements);
     check_count(call, blocklength, "blocklength");
     const auto flat = type_registry::instance().flat(old, call);
     const auto bytes = in_bytes(call, count, displacements, *flat);
@@ -219,7 +234,8 @@ void dcuda_type_struct(int count, const int blocklengths[], const std::int64_t d
     std::vector<block> blocks;
     for (int i = 0; i < count; ++i) {
       check_count(call, blocklengths[i], element_name("blocklengths", i).c_str());
-      parts.push_back(type_registry::instance().flat(types[i], call));
+      parts.push_back(
+          type_registry::instance().flat(types[i], call, element_name("types", i).c_str()));
       blocks.push_back({blocklengths[i], displacements[i], parts.back().get()});
     }
     *type = type_registry::instance().add(dcuda::datatypes::concatenate(blocks, call), call);

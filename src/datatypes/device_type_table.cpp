@@ -53,12 +53,16 @@ void device_type_table::put(std::uint32_t id, std::uint32_t generation, const bu
   entry.layout.displacements = tables.displacements.get();
   entry.layout.run_starts = tables.run_starts.get();
   DCUDA_CUDA_CHECK(cudaMemcpy(entries_.get() + id, &entry, sizeof(entry), cudaMemcpyHostToDevice));
+  // A copy from pageable memory may return before it has landed, and the kernels that read the
+  // table run on streams that do not wait for the legacy stream: done before commit returns.
+  DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void device_type_table::remove(std::uint32_t id) {
   const device_scope scope(device_);
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   DCUDA_CUDA_CHECK(cudaMemset(entries_.get() + id, 0, sizeof(protocol::type_entry)));
+  DCUDA_CUDA_CHECK(cudaDeviceSynchronize());  // the entry is empty before its tables go
   tables_.at(id) = layout_tables{};
 }
 

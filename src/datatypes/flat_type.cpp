@@ -51,6 +51,22 @@ void append(std::vector<run>& runs, std::int64_t displacement, std::int64_t leng
 
 }  // namespace
 
+std::int64_t runs_for(const flat_type& old, std::int64_t copies) {
+  if (copies == 0 || old.size == 0) return 0;
+  if (dense(old)) return 1;
+  const auto runs = static_cast<std::int64_t>(old.runs.size());
+  return copies > (max_runs + 1) / runs ? max_runs + 1 : copies * runs;
+}
+
+void check_run_count(std::int64_t runs, const char* call) {
+  if (runs > max_runs) {
+    refuse(call, "the type flattens to " +
+                     (runs == max_runs + 1 ? std::string("more than ") + std::to_string(max_runs)
+                                           : std::to_string(runs)) +
+                     " runs of contiguous bytes, more than " + std::to_string(max_runs));
+  }
+}
+
 flat_type predefined(std::int64_t bytes) {
   flat_type t;
   t.runs.push_back({0, bytes});
@@ -94,10 +110,7 @@ flat_type concatenate(const std::vector<block>& blocks, const char* call) {
                                      "the number of runs"),
         call, "the number of runs");
   }
-  if (runs_needed > max_runs) {
-    refuse(call, "the type flattens to " + std::to_string(runs_needed) +
-                     " runs of contiguous bytes, more than " + std::to_string(max_runs));
-  }
+  check_run_count(runs_needed, call);
   out.extent = ub - out.lb;
   out.runs.reserve(static_cast<std::size_t>(runs_needed));
   for (const block& b : blocks) {
@@ -139,6 +152,12 @@ flat_type subarray(const std::vector<std::int64_t>& sizes,
   }
   const std::int64_t array_bytes =
       checked_product(strides[0], in_c_order(sizes, 0), call, "the array's size");
+  std::int64_t runs = runs_for(old, in_c_order(subsizes, dimensions - 1));
+  for (std::size_t d = 0; d + 1 < dimensions; ++d) {
+    const std::int64_t rows = in_c_order(subsizes, d);
+    runs = rows != 0 && runs > (max_runs + 1) / rows ? max_runs + 1 : runs * rows;
+  }
+  check_run_count(runs, call);
   // Innermost dimension first: its elements are copies of `old`; each outer dimension places
   // copies of the type built so far at its own stride.
   flat_type inner = concatenate({{in_c_order(subsizes, dimensions - 1),

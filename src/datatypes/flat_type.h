@@ -28,6 +28,14 @@ struct flat_type {
 // build it, naming the count): 16 bytes each on the host and again on every GPU that uses it.
 inline constexpr std::int64_t max_runs = std::int64_t{1} << 24;
 
+// At most how many runs `copies` copies of `old` flatten to (saturating at max_runs + 1): what a
+// constructor checks before it builds anything, so that a type too large is refused at once
+// rather than after its blocks have filled the memory.
+std::int64_t runs_for(const flat_type& old, std::int64_t copies);
+
+// Refuses a type of `runs` runs (more than max_runs), naming `call`.
+void check_run_count(std::int64_t runs, const char* call);
+
 // A predefined type of `bytes` bytes.
 flat_type predefined(std::int64_t bytes);
 

@@ -1,6 +1,8 @@
 #include "datatypes/layout_builder.h"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 namespace dcuda::datatypes {
 namespace {
@@ -19,7 +21,7 @@ bool strided(const std::vector<run>& runs) {
 
 // Whether two runs of one element share a byte (the runs in address order, each against the
 // furthest end seen before it).
-bool covers_a_byte_twice(std::vector<run> runs) {
+bool one_element_covers_a_byte_twice(std::vector<run> runs) {
   std::sort(runs.begin(), runs.end(),
             [](const run& a, const run& b) { return a.displacement < b.displacement; });
   for (std::size_t i = 1; i < runs.size(); ++i) {
@@ -29,6 +31,71 @@ bool covers_a_byte_twice(std::vector<run> runs) {
     }
   }
   return false;
+}
+
+// The smallest k >= 1 for which the runs shifted by k extents meet the runs (0: never). A byte
+// at x = q * extent + r meets the byte of element k at the same r with quotient q + k, so the
+// runs are cut into residue intervals mod the extent, each with its quotient, and a sweep over
+// the residues finds the closest quotients of intervals that are open at once: whenever an
+// interval opens, its nearest neighbours among the open quotients. Equal quotients at one residue
+// are the same byte of one element (layout_overlaps), not a period.
+std::uint64_t overlap_period(const flat_type& type) {
+  if (type.size == 0) return 0;
+  const std::int64_t extent = type.extent;
+  if (extent == 0) return 1;
+  struct interval {
+    std::int64_t begin, end, quotient;
+  };
+  std::vector<interval> intervals;
+  intervals.reserve(type.runs.size() * 2);
+  for (const run& r : type.runs) {
+    if (r.length > extent) return 1;
+    std::int64_t quotient = r.displacement / extent;
+    std::int64_t residue = r.displacement % extent;
+    if (residue < 0) {
+      residue += extent;
+      --quotient;
+    }
+    if (residue + r.length <= extent) {
+      intervals.push_back({residue, residue + r.length, quotient});
+    } else {
+      intervals.push_back({residue, extent, quotient});
+      intervals.push_back({0, residue + r.length - extent, quotient + 1});
+    }
+  }
+  struct event {
+    std::int64_t at;
+    bool opens;
+    std::int64_t quotient;
+  };
+  std::vector<event> events;
+  events.reserve(intervals.size() * 2);
+  for (const interval& i : intervals) {
+    events.push_back({i.begin, true, i.quotient});
+    events.push_back({i.end, false, i.quotient});
+  }
+  // Half-open intervals: at one residue, those that end close before those that begin open.
+  std::sort(events.begin(), events.end(), [](const event& a, const event& b) {
+    return a.at != b.at ? a.at < b.at : (!a.opens && b.opens);
+  });
+  std::multiset<std::int64_t> open;
+  std::uint64_t period = 0;
+  const auto consider = [&](std::int64_t difference) {
+    const auto k = static_cast<std::uint64_t>(difference);
+    if (period == 0 || k < period) period = k;
+  };
+  for (const event& e : events) {
+    if (!e.opens) {
+      open.erase(open.find(e.quotient));
+      continue;
+    }
+    const auto above = open.upper_bound(e.quotient);
+    if (above != open.end()) consider(*above - e.quotient);
+    const auto below = open.lower_bound(e.quotient);
+    if (below != open.begin()) consider(e.quotient - *std::prev(below));
+    open.insert(e.quotient);
+  }
+  return period;
 }
 
 std::uint32_t access_unit(const flat_type& type) {
@@ -50,8 +117,9 @@ built_layout build_layout(const flat_type& type) {
   t.extent = type.extent;
   t.true_lb = type.true_lb;
   t.true_ub = type.true_ub;
-  t.flags = covers_a_byte_twice(type.runs) ? protocol::layout_overlaps : 0u;
+  t.flags = one_element_covers_a_byte_twice(type.runs) ? protocol::layout_overlaps : 0u;
   t.unit = access_unit(type);
+  t.overlap_period = overlap_period(type);
   t.run_count = type.runs.size();
   if (strided(type.runs)) {
     t.kind = protocol::layout_kind::strided;

@@ -16,10 +16,14 @@ constexpr unsigned threads_per_block = 256;
 constexpr unsigned warps_per_block = threads_per_block / 32;
 constexpr unsigned max_blocks = 2048;
 
-// `typed`: the type's layout in the GPU's type table; the packed side is contiguous.
+// `types`: the GPU's table of committed types. The handle is looked up again here: a type freed
+// (and its slot reused) between the host's check and this kernel must not be read as another
+// layout; the kernel then traps, and the stream reports the fault.
 __global__ void __launch_bounds__(threads_per_block)
-    typed_copy_kernel(const type_layout* typed, std::uint64_t count, char* typed_bytes,
-                      char* packed_bytes, bool packing) {
+    typed_copy_kernel(const dcuda::protocol::type_entry* types, dcuda_datatype type,
+                      std::uint64_t count, char* typed_bytes, char* packed_bytes, bool packing) {
+  const type_layout* typed = dcuda::protocol::committed_layout(types, type);
+  if (typed == nullptr) __trap();
   const type_layout contiguous = dcuda::protocol::contiguous_layout(count * typed->size);
   const dcuda::protocol::typed_copy copy =
       packing
@@ -33,23 +37,34 @@ __global__ void __launch_bounds__(threads_per_block)
 void launch(const char* call, dcuda_datatype type, int count, const void* typed, const void* packed,
             cudaStream_t stream, bool packing) {
   using dcuda::runtime::error;
-  if (count < 0) {
-    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                std::string(call) + ": count is negative (" + std::to_string(count) + ")");
-  }
+  const auto refuse = [&](const std::string& what) {
+    throw error(DCUDA_ERROR_INVALID_ARGUMENT, std::string(call) + ": " + what);
+  };
+  if (count < 0) refuse("count is negative (" + std::to_string(count) + ")");
   auto& registry = dcuda::datatypes::type_registry::instance();
   const auto built = registry.layout(type, call);  // committed, or an error naming the handle
-  if (!packing && (built->layout.flags & dcuda::protocol::layout_overlaps) != 0u) {
-    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                std::string(call) + ": the datatype " + dcuda::datatypes::handle_text(type) +
-                    " covers some byte twice and cannot lay out the bytes unpacked");
+  const type_layout& layout = built->layout;
+  const auto elements = static_cast<std::uint64_t>(count);
+  if (!packing && dcuda::protocol::covers_a_byte_twice(layout, elements)) {
+    refuse(std::to_string(count) + " elements of the datatype " +
+           dcuda::datatypes::handle_text(type) + " cover some byte twice" +
+           (layout.overlap_period != 0
+                ? " (element " + std::to_string(layout.overlap_period) + " meets element 0)"
+                : std::string()) +
+           ": they cannot lay out the bytes unpacked");
   }
-  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * built->layout.size;
+  std::int64_t low = 0, high = 0;
+  if ((layout.size != 0 && elements > UINT64_MAX / 4 / layout.size) ||
+      !dcuda::protocol::typed_range(layout, elements, low, high)) {
+    refuse(std::to_string(count) + " elements of a datatype of " + std::to_string(layout.size) +
+           " bytes and extent " + std::to_string(layout.extent) + " span more than 64 bits");
+  }
+  const std::uint64_t bytes = elements * layout.size;
   if (bytes == 0) return;
-  if (typed == nullptr || packed == nullptr) {
-    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                std::string(call) + ": a buffer is NULL for " + std::to_string(bytes) + " bytes");
-  }
+  const char* typed_name = packing ? "source" : "target";
+  if (typed == nullptr)
+    refuse(std::string(typed_name) + " is NULL for " + std::to_string(bytes) + " bytes");
+  if (packed == nullptr) refuse("packed is NULL for " + std::to_string(bytes) + " bytes");
   int device = 0;
   DCUDA_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
   const dcuda::protocol::type_entry* table = registry.device_table(device);
@@ -61,9 +76,8 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
   DCUDA_CUDA_CHECK(cudaGetDevice(&previous));
   if (previous != device) DCUDA_CUDA_CHECK(cudaSetDevice(device));
   typed_copy_kernel<<<blocks, threads_per_block, 0, stream>>>(
-      &table[type.id].layout, static_cast<std::uint64_t>(count),
-      static_cast<char*>(const_cast<void*>(typed)), static_cast<char*>(const_cast<void*>(packed)),
-      packing);
+      table, type, elements, static_cast<char*>(const_cast<void*>(typed)),
+      static_cast<char*>(const_cast<void*>(packed)), packing);
   const cudaError_t launched = cudaGetLastError();
   if (previous != device) cudaSetDevice(previous);
   if (launched != cudaSuccess)

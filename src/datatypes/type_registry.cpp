@@ -39,20 +39,21 @@ type_registry::type_registry() : slots_(1) {
   }
 }
 
-const type_registry::slot& type_registry::live_slot(dcuda_datatype type, const char* call) const {
-  if (type.id == 0)
-    refuse(call, DCUDA_ERROR_INVALID_ARGUMENT, "the datatype is DCUDA_DATATYPE_NULL");
+const type_registry::slot& type_registry::live_slot(dcuda_datatype type, const char* call,
+                                                    const char* what) const {
+  const std::string named = std::string(what) + " " + handle_text(type);
+  if (type.id == 0) {
+    refuse(call, DCUDA_ERROR_INVALID_ARGUMENT, std::string(what) + " is DCUDA_DATATYPE_NULL");
+  }
   if (type.id >= slots_.size()) {
-    refuse(call, DCUDA_ERROR_INVALID_ARGUMENT,
-           "the datatype " + handle_text(type) + " is not one dcuda created");
+    refuse(call, DCUDA_ERROR_INVALID_ARGUMENT, named + " is not one dcuda created");
   }
   const slot& s = slots_[type.id];
   if (s.generation != type.generation || !s.live) {
     // An older generation, or this one after its free: a freed type. A newer one: a forgery.
     const bool freed = type.generation != 0 && type.generation <= s.generation;
-    refuse(
-        call, DCUDA_ERROR_INVALID_ARGUMENT,
-        "the datatype " + handle_text(type) + (freed ? " was freed" : " is not one dcuda created"));
+    refuse(call, DCUDA_ERROR_INVALID_ARGUMENT,
+           named + (freed ? " was freed" : " is not one dcuda created"));
   }
   return s;
 }
@@ -73,16 +74,17 @@ dcuda_datatype type_registry::add(flat_type type, const char* call) {
         std::to_string(max_types) + " datatypes are alive already: free some with dcuda_type_free");
   }
   slot& s = slots_[id];
-  ++s.generation;
+  if (++s.generation == 0) s.generation = 1;  // 0 is no type's (an empty entry on the GPU)
   s.live = true;
   s.flat = std::move(flat);
   s.layout.reset();
   return {id, s.generation};
 }
 
-std::shared_ptr<const flat_type> type_registry::flat(dcuda_datatype type, const char* call) const {
+std::shared_ptr<const flat_type> type_registry::flat(dcuda_datatype type, const char* call,
+                                                     const char* what) const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  return live_slot(type, call).flat;
+  return live_slot(type, call, what).flat;
 }
 
 void type_registry::commit(dcuda_datatype type, const char* call) {

@@ -31,7 +31,9 @@ class type_registry {
   // A new, uncommitted type.
   dcuda_datatype add(flat_type type, const char* call);
   // The flat type of a live type, committed or not; an error naming `call` for any other handle.
-  std::shared_ptr<const flat_type> flat(dcuda_datatype type, const char* call) const;
+  // `what` names the argument in the error ("the datatype", "types[2]").
+  std::shared_ptr<const flat_type> flat(dcuda_datatype type, const char* call,
+                                        const char* what = "the datatype") const;
   void commit(dcuda_datatype type, const char* call);
   void free(dcuda_datatype type, const char* call);
   // The layout of a committed type (its tables in host memory); an error naming `call` for an
@@ -51,7 +53,8 @@ class type_registry {
   };
 
   type_registry();
-  const slot& live_slot(dcuda_datatype type, const char* call) const;  // mutex held
+  const slot& live_slot(dcuda_datatype type, const char* call,
+                        const char* what = "the datatype") const;  // mutex held
 
   mutable std::mutex mutex_;
   std::vector<slot> slots_;  // index: the handle's id; slot 0 never used

@@ -130,9 +130,24 @@ std::string describe_error(const protocol::error_report& report,
               "dcuda_type_commit, freed, or DCUDA_DATATYPE_NULL)";
       break;
     case error_code::datatype_overlaps:
-      text << "datatype {id " << v[0] << ", generation " << v[1]
-           << "} covers some byte twice, so it cannot lay out data written to memory (which of "
-              "the two bytes would land there is undecided)";
+      text << v[2] << " elements of datatype {id " << v[0] << ", generation " << v[1]
+           << "} cover some byte twice";
+      if (v[3] != 0) text << " (element " << v[3] << " meets element 0)";
+      text << ", so they cannot lay out data written to memory (which of the two writes lands "
+              "would be undecided)";
+      break;
+    case error_code::typed_span_too_large:
+      text << v[0] << " elements of a datatype of " << v[1] << " bytes and extent " << v[2]
+           << " span more bytes than a typed call can address";
+      break;
+    case error_code::typed_sizes_differ:
+      text << "the source's " << v[0] << " bytes (count x its type's size) are not the target's "
+           << v[1] << " bytes";
+      break;
+    case error_code::typed_put_to_network:
+      text << "target rank " << v[0]
+           << " is reached over the network path, which typed puts do not take yet (pack the "
+              "data with dcuda_pack and put it contiguous)";
       break;
     default:
       text << "error code " << report.code;

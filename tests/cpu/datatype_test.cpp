@@ -25,20 +25,7 @@ using namespace datatype_models;
 // The bytes the layout's walk visits for packed bytes [0, total), by for_each_piece against a
 // contiguous target.
 std::vector<std::int64_t> walked_bytes(const protocol::type_layout& t, std::uint64_t total) {
-  const protocol::type_layout contiguous{total,
-                                         static_cast<std::int64_t>(total),
-                                         0,
-                                         static_cast<std::int64_t>(total),
-                                         protocol::layout_kind::strided,
-                                         0,
-                                         1,
-                                         0,
-                                         1,
-                                         0,
-                                         0,
-                                         total,
-                                         nullptr,
-                                         nullptr};
+  const protocol::type_layout contiguous = protocol::contiguous_layout(total);
   std::vector<std::int64_t> bytes;
   protocol::for_each_piece(t, contiguous, 0, total,
                            [&](std::int64_t from, std::int64_t to, std::uint64_t length) {
@@ -70,27 +57,23 @@ void check_against_model(const built& b) {
   const auto built_layout = datatypes::type_registry::instance().layout(b.handle, "datatype_test");
   const protocol::type_layout& t = built_layout->layout;
   DCUDA_CHECK_EQ(t.size, m.bytes.size());
-  std::vector<std::int64_t> sorted = m.bytes;
-  std::sort(sorted.begin(), sorted.end());
-  const bool twice = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
-  DCUDA_CHECK_EQ((t.flags & protocol::layout_overlaps) != 0, twice);
+  // Whether `count` elements cover a byte twice, as the model lists them, for counts on both
+  // sides of the overlap period the layout found.
+  const auto twice_in = [&](std::uint64_t count) {
+    std::vector<std::int64_t> sorted = expected_bytes(m, static_cast<int>(count));
+    std::sort(sorted.begin(), sorted.end());
+    return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  };
+  DCUDA_CHECK_EQ((t.flags & protocol::layout_overlaps) != 0, twice_in(1));
+  for (std::uint64_t count : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3},
+                              std::uint64_t{5}, t.overlap_period, t.overlap_period + 1}) {
+    if (count == 0 || count > 64) continue;
+    DCUDA_CHECK_EQ(protocol::covers_a_byte_twice(t, count), twice_in(count));
+  }
   DCUDA_CHECK_EQ(t.extent % t.unit, 0);
   if (m.bytes.empty()) return;
   // The unit divides every run: each piece of one element copied to a contiguous buffer.
-  const protocol::type_layout packed{t.size,
-                                     static_cast<std::int64_t>(t.size),
-                                     0,
-                                     static_cast<std::int64_t>(t.size),
-                                     protocol::layout_kind::strided,
-                                     0,
-                                     1,
-                                     0,
-                                     1,
-                                     0,
-                                     0,
-                                     t.size,
-                                     nullptr,
-                                     nullptr};
+  const protocol::type_layout packed = protocol::contiguous_layout(t.size);
   protocol::for_each_piece(t, packed, 0, t.size,
                            [&](std::int64_t from, std::int64_t, std::uint64_t length) {
                              DCUDA_CHECK_EQ(from % t.unit, 0);
@@ -189,6 +172,36 @@ DCUDA_TEST(datatype_column_and_contiguous_types_are_strided) {
   dcuda_type_free(&big);
   dcuda_type_free(&triangle);
   DCUDA_CHECK_EQ(column.id, 0u);
+}
+
+DCUDA_TEST(datatype_elements_that_meet_are_found_at_their_period) {
+  const auto period_of = [](dcuda_datatype type) {
+    dcuda_type_commit(&type);
+    const auto built = datatypes::type_registry::instance().layout(type, "datatype_test");
+    const std::uint64_t period = built->layout.overlap_period;
+    dcuda_type_free(&type);
+    return period;
+  };
+  dcuda_datatype t;
+  dcuda_type_resized(DCUDA_INT64, 0, 4, &t);  // 8 bytes, 4 apart: the next element meets it
+  DCUDA_CHECK_EQ(period_of(t), 1u);
+  dcuda_type_resized(DCUDA_INT, 0, 0, &t);  // every element in one place
+  DCUDA_CHECK_EQ(period_of(t), 1u);
+  const int lengths[] = {1, 1};
+  const std::int64_t displacements[] = {0, 10};  // bytes 0 and 10, elements 5 apart
+  dcuda_datatype pair;
+  dcuda_type_hindexed(2, lengths, displacements, DCUDA_BYTE, &pair);
+  dcuda_type_resized(pair, 0, 5, &t);
+  dcuda_type_free(&pair);
+  DCUDA_CHECK_EQ(period_of(t), 2u);  // element 2's byte 0 is element 0's byte 10
+  // A transpose's column, resized to one value: n columns are the matrix, n + 1 wrap onto it.
+  dcuda_datatype column;
+  dcuda_type_vector(6, 1, 6, DCUDA_DOUBLE, &column);
+  dcuda_type_resized(column, 0, 8, &t);
+  dcuda_type_free(&column);
+  DCUDA_CHECK_EQ(period_of(t), 6u);
+  dcuda_type_vector(6, 1, 6, DCUDA_DOUBLE, &t);  // elements a whole extent apart never meet
+  DCUDA_CHECK_EQ(period_of(t), 0u);
 }
 
 DCUDA_TEST(datatype_handles_are_checked) {

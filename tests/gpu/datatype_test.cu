@@ -236,15 +236,14 @@ __global__ void misuse_type_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_finish(gst);
 }
 
-// The child's run ended with the device misuse report of `call` on `type` (id 8, generation 1:
-// the first type a fresh process creates) and `message`.
-void check_type_misuse(const char* scenario, const char* call, const char* message) {
+// The child's run ended with the device misuse report `report` (after "in "). The type is
+// {id 8, generation 1}: the first type a fresh process creates.
+void check_type_misuse(const char* scenario, const std::string& report) {
   require_gpu();
   const auto child = run_child(scenario);
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "dcuda: error: dcuda_host_run: rank 0 (thread "));
-  DCUDA_CHECK(contains(child.output,
-                       std::string("in ") + call + ": datatype {id 8, generation 1} " + message));
+  DCUDA_CHECK(contains(child.output, "in " + report));
 }
 
 void run_type_misuse(dcuda_datatype type, bool unpack) {
@@ -266,7 +265,8 @@ DCUDA_CHILD(pack_with_freed_type) {
 }
 
 DCUDA_TEST(pack_with_a_freed_type_is_reported) {
-  check_type_misuse("pack_with_freed_type", "dcuda_pack", "is not a committed datatype");
+  check_type_misuse("pack_with_freed_type",
+                    "dcuda_pack: datatype {id 8, generation 1} is not a committed datatype");
 }
 
 DCUDA_CHILD(unpack_into_overlapping_type) {
@@ -279,5 +279,131 @@ DCUDA_CHILD(unpack_into_overlapping_type) {
 }
 
 DCUDA_TEST(unpack_into_a_type_covering_a_byte_twice_is_reported) {
-  check_type_misuse("unpack_into_overlapping_type", "dcuda_unpack", "covers some byte twice");
+  check_type_misuse("unpack_into_overlapping_type",
+                    "dcuda_unpack: 1 elements of datatype {id 8, generation 1} cover some byte "
+                    "twice, so they cannot");
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Typed puts between the ranks of one GPU: rank r's window holds its numbered source matrix and
+// two target areas; it puts its column block into the next rank's first area at another column
+// (vector to vector, a different place), and its lower triangle packed into the second area
+// (indexed to contiguous), each with a notification.
+constexpr int target_column = 40;
+constexpr int triangle_elements = n * (n + 1) / 2;
+constexpr double never_written = -1.0;
+
+struct typed_put_data {
+  dcuda_datatype column_block;
+  dcuda_datatype triangle;
+  double* windows;  // [ranks][3][n * n]: source, first area, second area
+  int ranks;
+};
+
+__global__ void typed_put_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  typed_put_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank;
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
+  const bool taking_part = rank < data->ranks;
+  double* window = data->windows + static_cast<std::size_t>(rank) * 3 * n * n;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, taking_part ? window : nullptr,
+                   taking_part ? 3 * n * n * static_cast<int>(sizeof(double)) : 0, &win);
+  if (taking_part) {
+    const int next = (rank + 1) % data->ranks;
+    constexpr int area = n * n * static_cast<int>(sizeof(double));
+    dcuda_put_notify_typed(gst, win, next, area + target_column * static_cast<int>(sizeof(double)),
+                           1, data->column_block, window + block_first_column, 1,
+                           data->column_block, 1);
+    dcuda_put_notify_typed(gst, win, next, 2 * area, triangle_elements, DCUDA_DOUBLE, window, 1,
+                           data->triangle, 2);
+    dcuda_wait_notifications(gst, 1, 1);
+    dcuda_wait_notifications(gst, 2, 1);
+  }
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+double numbered(int rank, int element) {
+  return rank * 1.0e6 + element;
+}
+
+}  // namespace
+
+DCUDA_TEST(typed_puts_land_every_byte_in_the_target_layout_and_nothing_else) {
+  require_gpu();
+  const int ranks = gpu_test::resident_ranks(typed_put_kernel, 128, 4);
+  auto cases = matrix_cases();  // column block, lower triangle, transpose
+  typed_put_data data{cases[0].type, cases[1].type, nullptr, ranks};
+  std::vector<double> host(static_cast<std::size_t>(ranks) * 3 * n * n, never_written);
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < n * n; ++i) {
+      host[static_cast<std::size_t>(r) * 3 * n * n + static_cast<std::size_t>(i)] = numbered(r, i);
+    }
+  }
+  data.windows = device_copy(host);
+  run_dcuda(typed_put_kernel, 128, data);
+  const auto got = host_copy(data.windows, host.size());
+  for (int r = 0; r < ranks; ++r) {
+    const int from = (r + ranks - 1) % ranks;
+    std::vector<double> want_first(n * n, never_written);
+    for (int row = 0; row < n; ++row) {
+      for (int k = 0; k < block_columns; ++k) {
+        want_first[static_cast<std::size_t>(row * n + target_column + k)] =
+            numbered(from, row * n + block_first_column + k);
+      }
+    }
+    std::vector<double> want_second(n * n, never_written);
+    for (std::size_t i = 0; i < cases[1].elements.size(); ++i) {
+      want_second[i] = numbered(from, cases[1].elements[i]);
+    }
+    const auto area = [&](int which) {
+      const auto begin = got.begin() + static_cast<std::ptrdiff_t>((r * 3 + which) * n * n);
+      return std::vector<double>(begin, begin + n * n);
+    };
+    DCUDA_CHECK(area(1) == want_first);
+    DCUDA_CHECK(area(2) == want_second);
+  }
+  for (auto& c : cases) dcuda_type_free(&c.type);
+  cudaFree(data.windows);
+}
+
+namespace {
+
+__global__ void typed_sizes_differ_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  typed_put_data* data;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->windows,
+                   3 * n * n * static_cast<int>(sizeof(double)), &win);
+  dcuda_put_typed(gst, win, 0, 0, 1, data->triangle, data->windows, 1, data->column_block);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_CHILD(typed_put_sizes_differ) {
+  auto cases = matrix_cases();
+  std::vector<double> host(3 * n * n, 0.0);
+  typed_put_data data{cases[0].type, cases[1].type, device_copy(host), 1};
+  run_dcuda(typed_sizes_differ_kernel, 64, data, {"--dcuda-ranks-per-device=1"});
+}
+
+DCUDA_TEST(typed_put_with_different_byte_counts_is_reported) {
+  require_gpu();
+  const auto child = run_child("typed_put_sizes_differ");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "in dcuda_put_typed: the source's " +
+                                         std::to_string(n * block_columns * sizeof(double)) +
+                                         " bytes (count x its type's size) are not the target's " +
+                                         std::to_string(triangle_elements * sizeof(double)) +
+                                         " bytes"));
 }

@@ -583,3 +583,76 @@ DCUDA_TEST(carried_and_regular_notifications_to_one_target_keep_issue_order) {
   DCUDA_CHECK_EQ(data.mismatches, 0);
   DCUDA_CHECK_EQ(data.count_errors, 0);
 }
+
+// ---- typed puts over the peer path ----
+
+namespace {
+
+constexpr int typed_n = 64;  // each rank's source and target are typed_n x typed_n doubles
+constexpr double typed_never_written = -1.0;
+
+struct typed_run {
+  unsigned char* memory;  // [ranks_per_device][2][typed_n * typed_n doubles]
+  dcuda_datatype column;  // one column, resized to one double: typed_n of them are the transpose
+  int process;
+  int mismatches;
+};
+
+__device__ double typed_value(int rank, int element) {
+  return rank * 1.0e6 + element;
+}
+
+// Every rank puts its matrix transposed (source: typed_n columns; target: contiguous) into the
+// same rank of the next GPU, which checks every element.
+__global__ void typed_transpose_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  typed_run* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  constexpr int elements = typed_n * typed_n;
+  auto* window = reinterpret_cast<double*>(run->memory) +
+                 static_cast<std::size_t>(here.device_rank) * 2 * elements;
+  for (int i = static_cast<int>(threadIdx.x); i < elements; i += static_cast<int>(blockDim.x)) {
+    window[i] = typed_value(here.rank, i);
+    window[elements + i] = typed_never_written;
+  }
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, 2 * elements * static_cast<int>(sizeof(double)),
+                   &win);
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every target area is cleared before any put
+  dcuda_put_notify_typed(gst, win, here.next_gpu_peer, elements * static_cast<int>(sizeof(double)),
+                         elements, DCUDA_DOUBLE, window, typed_n, run->column, 3);
+  dcuda_wait_notifications(gst, 3, 1);
+  int wrong = 0;
+  for (int i = static_cast<int>(threadIdx.x); i < elements; i += static_cast<int>(blockDim.x)) {
+    const int column = i / typed_n, row = i % typed_n;
+    if (window[elements + i] != typed_value(here.previous_gpu_peer, row * typed_n + column))
+      ++wrong;
+  }
+  if (wrong != 0) atomicAdd(&run->mismatches, wrong);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(typed_puts_cross_to_the_next_gpu_transposed) {
+  const char* forced = std::getenv("DCUDA_FORCE_NETWORK");
+  const char* emulated = std::getenv("DCUDA_EMULATE_NODES");
+  if ((forced != nullptr && std::string(forced) == "1") || emulated != nullptr) {
+    throw dcuda_test::skip{"typed puts take the peer path only (not the network path yet)"};
+  }
+  const std::uint64_t per_rank = 2 * typed_n * typed_n * sizeof(double);
+  process_memory memory(ranks_per_device * per_rank);
+  dcuda_datatype column_type;
+  dcuda_type_vector(typed_n, 1, typed_n, DCUDA_DOUBLE, &column_type);
+  typed_run data{memory.data, {}, process_index(), 0};
+  dcuda_type_resized(column_type, 0, sizeof(double), &data.column);
+  dcuda_type_commit(&data.column);
+  gpu_test::run_dcuda(typed_transpose_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  dcuda_type_free(&data.column);
+  dcuda_type_free(&column_type);
+}

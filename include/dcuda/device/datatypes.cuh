@@ -1,10 +1,12 @@
-// dcuda_pack, dcuda_unpack (extension): a rank moves typed data (include/dcuda/datatype.h) to
-// or from a contiguous buffer, all its warps sharing the copy.
+// dcuda_pack, dcuda_unpack, dcuda_put_typed, dcuda_put_notify_typed (extension): a rank moves
+// typed data (include/dcuda/datatype.h) to or from a contiguous buffer, or from its window into
+// another rank's, all its warps sharing the copy.
 #pragma once
 
 #include "dcuda/datatype.h"
 #include "dcuda/detail/device/rank_entry.cuh"
 #include "dcuda/detail/device/typed_copy.cuh"
+#include "dcuda/detail/device/typed_put_path.cuh"
 #include "dcuda/detail/protocol/calls.h"
 #include "dcuda/device/state.cuh"
 
@@ -30,4 +32,43 @@ __device__ inline void dcuda_unpack(dcuda_state& gst, dcuda_datatype type, int c
   device::pack_or_unpack(gst, protocol::call::unpack, type, count, target,
                          const_cast<void*>(packed), false);
   __syncthreads();
+}
+
+// (rank). Copies the data of `source_count` elements of the committed `source_type` at `source`
+// (inside the caller's window `win`) into `target_count` elements of `target_type` whose element 0
+// starts `offset` bytes into the window of rank `rank`; the packed bytes are matched in order,
+// and both sides must hold as many. Every byte either type touches must lie inside its window;
+// the target's type must not cover a byte twice. The rank's warps copy from one layout straight
+// into the other (a target on this GPU or on a peer GPU of the node; over the network path not
+// yet). Complete on return, ordered with the rank's other puts to the target, as dcuda_put.
+__device__ inline void dcuda_put_typed(dcuda_state& gst, dcuda_win win, int rank, int offset,
+                                       int target_count, dcuda_datatype target_type,
+                                       const void* source, int source_count,
+                                       dcuda_datatype source_type) {
+  using namespace dcuda;
+  const device::typed_put put{win,         rank,   offset,       target_count,
+                              target_type, source, source_count, source_type};
+  device::held_ticket ticket{};
+  if (threadIdx.x == 0) {
+    ticket = device::plan_typed_put(gst, protocol::call::put_typed, put, false, 0);
+  }
+  device::enter_rank_call(gst.ctx, protocol::call::put_typed);
+  device::typed_put_along(gst, protocol::call::put_typed, put, false, 0, ticket);
+}
+
+// (rank). dcuda_put_typed, then one notification with `tag` at the target: a rank that has
+// consumed it sees every byte of the typed data.
+__device__ inline void dcuda_put_notify_typed(dcuda_state& gst, dcuda_win win, int rank, int offset,
+                                              int target_count, dcuda_datatype target_type,
+                                              const void* source, int source_count,
+                                              dcuda_datatype source_type, int tag) {
+  using namespace dcuda;
+  const device::typed_put put{win,         rank,   offset,       target_count,
+                              target_type, source, source_count, source_type};
+  device::held_ticket ticket{};
+  if (threadIdx.x == 0) {
+    ticket = device::plan_typed_put(gst, protocol::call::put_notify_typed, put, true, tag);
+  }
+  device::enter_rank_call(gst.ctx, protocol::call::put_notify_typed);
+  device::typed_put_along(gst, protocol::call::put_notify_typed, put, true, tag, ticket);
 }

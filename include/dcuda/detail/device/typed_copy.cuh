@@ -11,20 +11,42 @@
 namespace dcuda::device {
 
 // The layout of a committed type; any other handle stops the run with the handle in the report.
-// `written`: the layout lays out the bytes the call writes, which must not cover a byte twice.
 __device__ inline const protocol::type_layout& checked_layout(const dcuda_state& gst,
                                                               protocol::call call,
-                                                              dcuda_datatype type, bool written) {
+                                                              dcuda_datatype type) {
   const protocol::type_layout* layout = protocol::committed_layout(gst.ctx->types, type);
   if (layout == nullptr) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_datatype, type.id,
          type.generation);
   }
-  if (written && (layout->flags & protocol::layout_overlaps) != 0u) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::datatype_overlaps, type.id,
-         type.generation);
-  }
   return *layout;
+}
+
+// The same for a layout the call writes `count` elements of: they must not cover a byte twice
+// (which of the two writes lands would be undecided).
+__device__ inline const protocol::type_layout& checked_written_layout(const dcuda_state& gst,
+                                                                      protocol::call call,
+                                                                      dcuda_datatype type,
+                                                                      int count) {
+  const protocol::type_layout& layout = checked_layout(gst, call, type);
+  if (protocol::covers_a_byte_twice(layout, static_cast<std::uint64_t>(count))) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::datatype_overlaps, type.id,
+         type.generation, count, static_cast<std::int64_t>(layout.overlap_period));
+  }
+  return layout;
+}
+
+// Whether `count` elements of `layout` hold more bytes than 64 bits count, or reach further than
+// they can address: such a call is refused before anything moves.
+__device__ inline void check_typed_span(const dcuda_state& gst, protocol::call call,
+                                        const protocol::type_layout& layout, int count) {
+  std::int64_t low = 0, high = 0;
+  const auto elements = static_cast<std::uint64_t>(count);
+  if ((layout.size != 0 && elements > UINT64_MAX / 4 / layout.size) ||
+      !protocol::typed_range(layout, elements, low, high)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::typed_span_too_large, count,
+         static_cast<std::int64_t>(layout.size), layout.extent);
+  }
 }
 
 // Every thread of the rank copies its share. Warps are the workers; a rank whose size is not a
@@ -45,7 +67,9 @@ __device__ inline void pack_or_unpack(const dcuda_state& gst, protocol::call cal
                                       dcuda_datatype type, int count, void* typed, void* packed,
                                       bool packing) {
   if (count < 0) fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, count);
-  const protocol::type_layout& layout = checked_layout(gst, call, type, !packing);
+  const protocol::type_layout& layout =
+      packing ? checked_layout(gst, call, type) : checked_written_layout(gst, call, type, count);
+  check_typed_span(gst, call, layout, count);
   const std::uint64_t bytes = static_cast<std::uint64_t>(count) * layout.size;
   const protocol::type_layout contiguous = protocol::contiguous_layout(bytes);
   auto* typed_bytes = static_cast<char*>(typed);

@@ -27,6 +27,8 @@ enum class call : std::uint16_t {
   ring_poll,  // not a call: a rank takes its peer rings' records inside every dcuda wait
   pack,
   unpack,
+  put_typed,
+  put_notify_typed,
   count_  // number of entries; keep last
 };
 
@@ -50,7 +52,9 @@ constexpr const char* call_name(call c) {
                                    "dcuda_comm_rank",
                                    "the poll of its peer rings (inside a dcuda call that waits)",
                                    "dcuda_pack",
-                                   "dcuda_unpack"};
+                                   "dcuda_unpack",
+                                   "dcuda_put_typed",
+                                   "dcuda_put_notify_typed"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";

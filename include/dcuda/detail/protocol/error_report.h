@@ -25,7 +25,10 @@ enum class error_code : std::uint16_t {
                           //         window slot << 32 | the window's size
   null_window_base,       // values: base (0), size
   bad_datatype,           // values: the handle's id, its generation
-  datatype_overlaps,      // values: the handle's id, its generation (written to)
+  datatype_overlaps,      // values: the handle's id, its generation, count, overlap period
+  typed_span_too_large,   // values: count, the type's size, its extent
+  typed_sizes_differ,     // values: source bytes, target bytes
+  typed_put_to_network,   // values: target rank
   count_
 };
 

@@ -17,8 +17,8 @@ enum class layout_kind : std::uint32_t { strided = 0, listed = 1 };
 
 // Properties the host found when it built the layout.
 enum layout_flag : std::uint32_t {
-  // Some byte is covered twice, by one element or by two consecutive ones: the layout may be
-  // read from, never written to (the order of the two writes would decide the byte).
+  // One element covers some byte twice: the layout may be read from, never written to (the
+  // order of the two writes would decide the byte).
   layout_overlaps = 1u << 0,
 };
 
@@ -32,6 +32,10 @@ struct type_layout {
   std::uint32_t unit;   // the largest power of two up to 16 dividing every displacement, run
                         // length and the extent: the widest access the layout itself allows
   std::uint32_t reserved;
+  // The smallest k >= 1 for which element 0 and element k share a byte (0: no two elements ever
+  // do): more than k elements of the layout cover some byte twice. A transpose's column type,
+  // resized to one value, has period n: n columns are the matrix, n + 1 wrap onto it.
+  std::uint64_t overlap_period;
   std::uint64_t run_count;  // runs in one element
   // strided: run i is run_bytes long, at first + i * stride.
   std::int64_t first;
@@ -42,6 +46,12 @@ struct type_layout {
   const std::int64_t* displacements;
   const std::uint64_t* run_starts;
 };
+
+// Whether `count` elements of the layout cover some byte twice (and so may not be written to).
+DCUDA_HD inline bool covers_a_byte_twice(const type_layout& t, std::uint64_t count) {
+  if (count == 0 || t.size == 0) return false;
+  return (t.flags & layout_overlaps) != 0u || (t.overlap_period != 0 && count > t.overlap_period);
+}
 
 // `bytes` contiguous bytes as one element: the packed side of a pack or an unpack.
 DCUDA_HD inline type_layout contiguous_layout(std::uint64_t bytes) {

@@ -1,0 +1,122 @@
+// The path of dcuda_put_typed and dcuda_put_notify_typed: thread 0 checks both layouts and both
+// typed ranges and finds the target's route before the entry barrier; after it, every warp of
+// the rank copies its share from the source's layout straight into the target's (a target on
+// this GPU or on a peer GPU of the node: no staging), then thread 0 notifies as a put does.
+#pragma once
+
+#include "dcuda/detail/device/put_path.cuh"
+#include "dcuda/detail/device/typed_copy.cuh"
+
+namespace dcuda::device {
+
+// A typed put's arguments, as the calls take them.
+struct typed_put {
+  dcuda_win win;
+  int rank;
+  int offset;  // the target element 0's origin, in bytes from the target window's base
+  int target_count;
+  dcuda_datatype target_type;
+  const void* source;  // the source element 0's origin
+  int source_count;
+  dcuda_datatype source_type;
+};
+
+// Thread 0, before the entry barrier: checks everything, caches the route and the window
+// entries (the put route cache, as refresh_put_route leaves them) and takes the ring ticket of a
+// put_notify to a peer GPU. Typed puts move many bytes: this is not a latency path, and every
+// typed put looks its route up again.
+__device__ __noinline__ inline held_ticket plan_typed_put(dcuda_state& gst, protocol::call call,
+                                                          const typed_put& put, bool notify,
+                                                          int tag) {
+  const int slot = protocol::window_slot(put.win) & (protocol::max_windows - 1);
+  if (!put_target_known(gst, put.win, slot, put.rank, tag)) {
+    report_bad_target(gst, call, put.win, put.rank, tag);
+  }
+  if (put.source_count < 0) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, put.source_count);
+  }
+  if (put.target_count < 0) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_count, put.target_count);
+  }
+  const protocol::type_layout& from = checked_layout(gst, call, put.source_type);
+  const protocol::type_layout& to =
+      checked_written_layout(gst, call, put.target_type, put.target_count);
+  check_typed_span(gst, call, from, put.source_count);
+  check_typed_span(gst, call, to, put.target_count);
+  const std::uint64_t source_bytes = static_cast<std::uint64_t>(put.source_count) * from.size;
+  const std::uint64_t target_bytes = static_cast<std::uint64_t>(put.target_count) * to.size;
+  if (source_bytes != target_bytes) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::typed_sizes_differ,
+         static_cast<std::int64_t>(source_bytes), static_cast<std::int64_t>(target_bytes));
+  }
+  const bool on_world = (gst.world_windows >> slot & 1u) != 0u;
+  const int target = window_target_rank(on_world, put.rank, gst.rank_start);
+  const protocol::window_entry own = window_of(gst, slot, gst.world_rank);
+  const protocol::window_entry remote = window_of(gst, slot, target);
+  if (remote.generation != protocol::window_generation(put.win)) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::window_not_on_target, put.win,
+         put.rank);
+  }
+  const target_route route = route_to(gst, target);
+  if (route.path == protocol::route::network) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::typed_put_to_network, put.rank);
+  }
+  // The bytes each side touches, from its element 0's origin (empty when nothing moves).
+  std::int64_t target_low = 0, target_high = 0, source_low = 0, source_high = 0;
+  const bool target_fits = protocol::typed_range(to, static_cast<std::uint64_t>(put.target_count),
+                                                 target_low, target_high);
+  const bool source_fits = protocol::typed_range(from, static_cast<std::uint64_t>(put.source_count),
+                                                 source_low, source_high);
+  const std::int64_t first = put.offset + target_low;
+  if (put.offset < 0 || !target_fits ||
+      (target_high > target_low &&
+       (first < 0 || put.offset + target_high > static_cast<std::int64_t>(remote.size)))) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside, first,
+         target_high - target_low, static_cast<std::int64_t>(remote.size), put.rank);
+  }
+  const std::int64_t source_start =
+      static_cast<std::int64_t>(reinterpret_cast<std::uint64_t>(put.source) - own.base);
+  if (!source_fits || (source_high > source_low &&
+                       (source_start + source_low < 0 ||
+                        source_start + source_high > static_cast<std::int64_t>(own.size)))) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::source_outside_window,
+         static_cast<std::int64_t>(reinterpret_cast<std::uint64_t>(put.source)) + source_low,
+         static_cast<std::int64_t>(own.base), static_cast<std::int64_t>(own.size),
+         source_high - source_low);
+  }
+  gst.cached_window = put.win;
+  gst.cached_rank = put.rank;
+  cache_target_route(gst.put_route_cache, target, route);
+  gst.cached_target_base = remote.base;
+  gst.cached_target_size = remote.size;
+  gst.cached_own_base = own.base;
+  gst.cached_own_size = own.size;
+  held_ticket ticket{};
+  if (notify && route.path == protocol::route::peer) {
+    ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails, route.ring.slot);
+  }
+  return ticket;
+}
+
+// Every thread, after the entry barrier: the rank's share of the copy into the target's window
+// (plan_typed_put checked both types and cached the target), the block barrier, then thread 0's
+// notification or the fence a plain put to a peer leaves owed.
+__device__ inline void typed_put_along(dcuda_state& gst, protocol::call call, const typed_put& put,
+                                       bool notify, int tag, held_ticket ticket) {
+  const protocol::type_layout& from = *protocol::committed_layout(gst.ctx->types, put.source_type);
+  const protocol::type_layout& to = *protocol::committed_layout(gst.ctx->types, put.target_type);
+  char* const target = reinterpret_cast<char*>(gst.cached_target_base) + put.offset;
+  copy_in_rank(protocol::plan_typed_copy(target, to, static_cast<const char*>(put.source), from,
+                                         static_cast<std::uint64_t>(put.source_count)));
+  if (threadIdx.x == 0) {
+    gst.copy_ring_ticket = ticket.ticket;
+    gst.copy_ring_seen = ticket.seen;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    finish_stored_put(gst, call, notify, tag,
+                      held_ticket{gst.copy_ring_ticket, gst.copy_ring_seen, true, true});
+  }
+}
+
+}  // namespace dcuda::device
