@@ -63,7 +63,8 @@ void check_run_count(std::int64_t runs, const char* call) {
     refuse(call, "the type flattens to " +
                      (runs == max_runs + 1 ? std::string("more than ") + std::to_string(max_runs)
                                            : std::to_string(runs)) +
-                     " runs of contiguous bytes, more than " + std::to_string(max_runs));
+                     " runs of contiguous bytes; a type may have at most " +
+                     std::to_string(max_runs));
   }
 }
 

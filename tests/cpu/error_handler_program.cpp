@@ -15,6 +15,11 @@
 //         run-null        dcuda_host_run(NULL): DCUDA_ERROR_INVALID_ARGUMENT
 //         finish-stale    dcuda_host_finish on a handle dcuda_host_init never made:
 //                         DCUDA_ERROR_INVALID_ARGUMENT
+//         type-*          a datatype call with a bad argument (no GPU needed):
+//                         DCUDA_ERROR_INVALID_ARGUMENT naming the call and the value
+//                         (type-negative-count, type-null-blocklengths, type-freed,
+//                         type-struct-freed-part, type-subarray-start, type-too-many-runs,
+//                         type-free-predefined, type-unpack-overlapping)
 //         default-handler a handler set, then NULL: only dcuda's own message
 //         handler-fails   the handler itself calls a failing dcuda function: the process ends
 //                         at once, with the handler entered once
@@ -22,6 +27,7 @@
 #include <cstring>
 #include <string>
 
+#include "dcuda/datatype.h"
 #include "dcuda/host.h"
 
 namespace {
@@ -46,6 +52,47 @@ void failing_handler(const dcuda_error_info* error, void* user_data) {
 }
 
 void kernel(dcuda_context_handle) {}
+
+// The datatype call of `mode` with its bad argument; returns only if the call did.
+int datatype_misuse(const std::string& mode) {
+  dcuda_datatype type = DCUDA_DATATYPE_NULL;
+  const int displacements[] = {0, 4, 8};
+  if (mode == "type-negative-count") {
+    dcuda_type_vector(-3, 1, 2, DCUDA_INT, &type);
+  } else if (mode == "type-null-blocklengths") {
+    dcuda_type_indexed(3, nullptr, displacements, DCUDA_INT, &type);
+  } else if (mode == "type-freed") {
+    dcuda_type_contiguous(2, DCUDA_INT, &type);
+    const dcuda_datatype stale = type;
+    dcuda_type_free(&type);
+    dcuda_type_commit(const_cast<dcuda_datatype*>(&stale));
+  } else if (mode == "type-struct-freed-part") {
+    dcuda_datatype part;
+    dcuda_type_contiguous(2, DCUDA_INT, &part);
+    const dcuda_datatype parts[] = {DCUDA_DOUBLE, part};
+    dcuda_type_free(&part);
+    const int lengths[] = {1, 1};
+    const std::int64_t bytes[] = {0, 8};
+    dcuda_type_struct(2, lengths, bytes, parts, &type);
+  } else if (mode == "type-subarray-start") {
+    const int sizes[] = {4, 5}, subsizes[] = {2, 3}, starts[] = {1, 3};
+    dcuda_type_subarray(2, sizes, subsizes, starts, DCUDA_ORDER_C, DCUDA_DOUBLE, &type);
+  } else if (mode == "type-too-many-runs") {
+    dcuda_type_vector(1 << 30, 1, 2, DCUDA_BYTE, &type);
+  } else if (mode == "type-free-predefined") {
+    dcuda_datatype predefined = DCUDA_DOUBLE;
+    dcuda_type_free(&predefined);
+  } else if (mode == "type-unpack-overlapping") {
+    dcuda_type_resized(DCUDA_INT64, 0, 4, &type);  // each element meets the next
+    dcuda_type_commit(&type);
+    dcuda_unpack_async(type, 2, reinterpret_cast<void*>(64), reinterpret_cast<void*>(128), nullptr);
+  } else {
+    std::fprintf(stderr, "unknown mode '%s'\n", mode.c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "the failing call returned\n");
+  return 0;
+}
 
 }  // namespace
 
@@ -72,6 +119,8 @@ int main(int argc, char* argv[]) {
   } else if (mode == "finish-stale") {
     alignas(16) static char made_up[64] = {};
     dcuda_host_finish(reinterpret_cast<dcuda_host_context_handle>(made_up));
+  } else if (mode.rfind("type-", 0) == 0) {
+    return datatype_misuse(mode);
   } else if (mode == "default-handler") {
     dcuda_host_set_error_handler(nullptr, nullptr);
     dcuda_host_get_timings(nullptr);
