@@ -266,7 +266,8 @@ done
 if [ "$gpus" -ge 2 ]; then
   # The anchors (NVSHMEM, NCCL's device API) first: remote_latency prints their figures beside
   # dcuda's.
-  for bench in nvshmem_latency nccl_latency remote_latency remote_bandwidth network_engine; do
+  for bench in nvshmem_latency nccl_latency remote_latency remote_bandwidth typed_put_bandwidth \
+      network_engine; do
     wanted "$bench" || continue
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then
