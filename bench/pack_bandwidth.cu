@@ -47,6 +47,7 @@
 
 #include "common/bench_report.h"
 #include "common/cuda_check.h"
+#include "common/matrix_layouts.h"
 #include "common/message_sizes.h"
 #include "common/statistics.h"
 #include "dcuda/datatype.h"
@@ -132,11 +133,6 @@ selection select_cases(const options& command_line) {
 
 // ---- The layouts --------------------------------------------------------------------------------
 
-enum class layout_kind : int { column_block, lower_triangle, transpose };
-constexpr layout_kind kinds[] = {layout_kind::column_block, layout_kind::lower_triangle,
-                                 layout_kind::transpose};
-constexpr int kind_count = 3;
-
 const char* letter(layout_kind kind) {
   switch (kind) {
     case layout_kind::column_block:
@@ -145,18 +141,6 @@ const char* letter(layout_kind kind) {
       return "T";
     case layout_kind::transpose:
       return "X";
-  }
-  return "?";
-}
-
-const char* kind_name(layout_kind kind) {
-  switch (kind) {
-    case layout_kind::column_block:
-      return "V (column block)";
-    case layout_kind::lower_triangle:
-      return "T (lower triangle)";
-    case layout_kind::transpose:
-      return "X (transpose)";
   }
   return "?";
 }
@@ -340,17 +324,6 @@ void check_bytes(const typed_case& c, const double* matrix, double* packed, doub
 // ---- Timing -------------------------------------------------------------------------------------
 
 // Median and range of a measurement's repetitions.
-struct figure {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-figure summary(const std::vector<double>& values) {
-  return {dcuda_bench::median(values), *std::min_element(values.begin(), values.end()),
-          *std::max_element(values.begin(), values.end())};
-}
-
 // Calls per repetition: as memcpy_reference makes its copies (~2 GiB or 1000 calls, at least 3).
 int calls_for(std::size_t bytes) {
   return static_cast<int>(std::clamp<std::size_t>(2 * GiB / bytes, 3, 1000));

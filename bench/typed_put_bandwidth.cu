@@ -54,6 +54,7 @@
 #include "common/bench_report.h"
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
+#include "common/matrix_layouts.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
 #include "common/statistics.h"
@@ -140,23 +141,6 @@ bool window_fits(int n) {
 }
 
 // ---- The layouts --------------------------------------------------------------------------------
-
-enum class layout_kind : int { column_block, lower_triangle, transpose };
-constexpr layout_kind kinds[] = {layout_kind::column_block, layout_kind::lower_triangle,
-                                 layout_kind::transpose};
-constexpr int kind_count = 3;
-
-const char* kind_name(layout_kind kind) {
-  switch (kind) {
-    case layout_kind::column_block:
-      return "V (column block)";
-    case layout_kind::lower_triangle:
-      return "T (lower triangle)";
-    case layout_kind::transpose:
-      return "X (transpose)";
-  }
-  return "?";
-}
 
 const char* kind_detail(layout_kind kind) {
   switch (kind) {
@@ -421,17 +405,6 @@ void prepare(const device_bytes& window, int n) {
 }
 
 // ---- dcuda's figures ----------------------------------------------------------------------------
-
-struct figure {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-figure summary(const std::vector<double>& values) {
-  return {median(values), *std::min_element(values.begin(), values.end()),
-          *std::max_element(values.begin(), values.end())};
-}
 
 struct case_figures {
   int n = 0;

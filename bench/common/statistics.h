@@ -19,6 +19,19 @@ inline double median(std::vector<double> values) {
   return (*middle + *std::max_element(values.begin(), middle)) / 2;
 }
 
+// The median of the repetitions with their range, as the JSON rows keep it.
+struct figure {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+
+inline figure summary(const std::vector<double>& values) {
+  if (values.empty()) return {};
+  return {median(values), *std::min_element(values.begin(), values.end()),
+          *std::max_element(values.begin(), values.end())};
+}
+
 // One way, in microseconds, from the repetitions' round-trip times (`round_trips` round trips
 // each): half a round trip, the median over the repetitions.
 inline double median_one_way_us(const std::vector<unsigned long long>& repetition_ns,
