@@ -3,6 +3,7 @@
 // (indexed) and its transpose (a one-element vector resized), every byte checked against a loop
 // that walks the same layout by hand, the bytes between the typed ones left untouched; and the
 // misuses a kernel can make of a type.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -67,6 +68,15 @@ std::vector<typed_case> matrix_cases() {
     }
     cases.push_back(c);
   }
+  {
+    // Two doubles a row: 16-byte runs, 16-byte aligned, so the copy moves 16 bytes an access.
+    typed_case c{"pairs", {}, 1, {}};
+    dcuda_type_vector(n, 2, n, DCUDA_DOUBLE, &c.type);
+    for (int row = 0; row < n; ++row) {
+      for (int k = 0; k < 2; ++k) c.elements.push_back(row * n + k);
+    }
+    cases.push_back(c);
+  }
   for (auto& c : cases) dcuda_type_commit(&c.type);
   return cases;
 }
@@ -123,6 +133,7 @@ DCUDA_TEST(pack_async_and_unpack_async_move_every_typed_byte) {
   GPU_CHECK(cudaStreamCreate(&stream));
   for (auto& c : matrix_cases()) {
     const int origin = typed_origin(c);
+    GPU_CHECK(cudaMemsetAsync(packed, untouched, matrix.size() * sizeof(double), stream));
     dcuda_pack_async(c.type, c.count, source + origin, packed, stream);
     GPU_CHECK(cudaMemsetAsync(target, untouched, matrix.size() * sizeof(double), stream));
     dcuda_unpack_async(c.type, c.count, packed, target + origin * sizeof(double), stream);
@@ -131,6 +142,11 @@ DCUDA_TEST(pack_async_and_unpack_async_move_every_typed_byte) {
     std::vector<double> want;
     for (int e : c.elements) want.push_back(matrix[static_cast<std::size_t>(e)]);
     DCUDA_CHECK(got == want);
+    // Nothing past the packed bytes was written.
+    const auto packed_bytes =
+        host_copy(reinterpret_cast<unsigned char*>(packed), matrix.size() * sizeof(double));
+    DCUDA_CHECK(std::all_of(packed_bytes.begin() + static_cast<std::ptrdiff_t>(want.size() * 8),
+                            packed_bytes.end(), [](unsigned char b) { return b == untouched; }));
     DCUDA_CHECK(host_copy(target, matrix.size() * sizeof(double)) == expected_unpacked(c, want));
     dcuda_type_free(&c.type);
   }
@@ -138,6 +154,37 @@ DCUDA_TEST(pack_async_and_unpack_async_move_every_typed_byte) {
   cudaFree(source);
   cudaFree(packed);
   cudaFree(target);
+}
+
+DCUDA_TEST(pack_async_of_odd_byte_runs_at_an_odd_address_moves_byte_by_byte) {
+  require_gpu();
+  // 64 runs of 3 bytes, 10 bytes apart, from byte 1 of the buffer: every access one byte wide.
+  constexpr int runs = 64, run_bytes = 3, stride = 10, bytes = runs * stride + 1;
+  std::vector<unsigned char> host(bytes);
+  for (int i = 0; i < bytes; ++i)
+    host[static_cast<std::size_t>(i)] = static_cast<unsigned char>(i * 7 + 3);
+  unsigned char* source = device_copy(host);
+  unsigned char* packed = nullptr;
+  GPU_CHECK(cudaMalloc(&packed, bytes));
+  GPU_CHECK(cudaMemset(packed, untouched, bytes));
+  dcuda_datatype odd;
+  dcuda_type_hvector(runs, run_bytes, stride, DCUDA_BYTE, &odd);
+  dcuda_type_commit(&odd);
+  dcuda_pack_async(odd, 1, source + 1, packed, nullptr);
+  GPU_CHECK(cudaDeviceSynchronize());
+  const auto got = host_copy(packed, bytes);
+  for (int r = 0; r < runs; ++r) {
+    for (int k = 0; k < run_bytes; ++k) {
+      DCUDA_CHECK_EQ(got[static_cast<std::size_t>(r * run_bytes + k)],
+                     host[static_cast<std::size_t>(1 + r * stride + k)]);
+    }
+  }
+  for (int i = runs * run_bytes; i < bytes; ++i) {
+    DCUDA_CHECK_EQ(got[static_cast<std::size_t>(i)], untouched);
+  }
+  dcuda_type_free(&odd);
+  cudaFree(source);
+  cudaFree(packed);
 }
 
 namespace {
