@@ -66,7 +66,11 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
     refuse(std::string(typed_name) + " is NULL for " + std::to_string(bytes) + " bytes");
   if (packed == nullptr) refuse("packed is NULL for " + std::to_string(bytes) + " bytes");
   int device = 0;
-  DCUDA_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
+  if (stream == nullptr) {  // the default stream: the current device's
+    DCUDA_CUDA_CHECK(cudaGetDevice(&device));
+  } else {
+    DCUDA_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
+  }
   const dcuda::protocol::type_entry* table = registry.device_table(device);
   const std::uint64_t chunks =
       (bytes + dcuda::protocol::typed_chunk_bytes - 1) / dcuda::protocol::typed_chunk_bytes;
