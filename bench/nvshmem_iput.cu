@@ -69,6 +69,7 @@
 #include "common/cuda_check.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
+#include "common/nvshmem_start.h"
 #include "common/statistics.h"
 #include "dcuda/detail/device/clock.cuh"
 
@@ -537,15 +538,6 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 // <dir>/nvshmem_iput_cases.json: one line per layout and N, for typed_put_bandwidth
 // ($DCUDA_NVSHMEM_IPUT_RESULT). "iput_us" and "iput_gbps" are the fastest way's, named by
 // "iput"; "<way>_us" every way's; times per operation, medians of 7.
@@ -557,7 +549,7 @@ void write_cases(const options& command_line, const std::string& measured,
   json << "  \"benchmark\": " << json_string(benchmark) << ",\n";
   json << "  \"measured\": " << json_string(measured) << ",\n";
   json << "  \"device_name\": " << json_string(device.name) << ",\n";
-  json << "  \"date\": " << json_string(utc_now()) << ",\n";
+  json << "  \"date\": " << json_string(utc_now_iso8601()) << ",\n";
   json << "  \"commit\": "
        << json_string(commit != nullptr && commit[0] != '\0' ? commit : "unknown") << ",\n";
   json << "  \"threads\": " << block_threads << ",\n";
@@ -630,20 +622,7 @@ int main(int argc, char** argv) {
   BENCH_CUDA_CHECK(cudaSetDevice(world.local_index()));
   require_distinct_gpus(world);
 
-  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-  if (world.process() == 0 && nvshmemx_get_uniqueid(&id) != 0) {
-    fail_job(benchmark, "nvshmemx_get_uniqueid failed");
-  }
-  world.check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world.comm()), "MPI_Bcast");
-  nvshmemx_init_attr_t attributes = NVSHMEMX_INIT_ATTR_INITIALIZER;
-  if (nvshmemx_set_attr_uniqueid_args(world.process(), world.processes(), &id, &attributes) != 0 ||
-      nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attributes) != 0) {
-    fail_job(benchmark, "NVSHMEM initialisation with a unique id failed");
-  }
-  if (nvshmem_my_pe() != world.process()) {
-    fail_job(benchmark, "NVSHMEM numbers this process PE " + std::to_string(nvshmem_my_pe()) +
-                            ", MPI " + std::to_string(world.process()));
-  }
+  start_nvshmem(world, benchmark);
   int major = 0;
   int minor = 0;
   int patch = 0;

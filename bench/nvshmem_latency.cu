@@ -33,6 +33,7 @@
 #include "common/cuda_check.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
+#include "common/nvshmem_start.h"
 #include "common/payload.cuh"
 #include "common/statistics.h"
 #include "dcuda/detail/device/clock.cuh"
@@ -252,20 +253,7 @@ int main(int argc, char** argv) {
   BENCH_CUDA_CHECK(cudaSetDevice(world.local_index()));
   require_distinct_gpus(world);
 
-  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-  if (world.process() == 0 && nvshmemx_get_uniqueid(&id) != 0) {
-    fail_job(benchmark, "nvshmemx_get_uniqueid failed");
-  }
-  world.check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world.comm()), "MPI_Bcast");
-  nvshmemx_init_attr_t attributes = NVSHMEMX_INIT_ATTR_INITIALIZER;
-  if (nvshmemx_set_attr_uniqueid_args(world.process(), world.processes(), &id, &attributes) != 0 ||
-      nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attributes) != 0) {
-    fail_job(benchmark, "NVSHMEM initialisation with a unique id failed");
-  }
-  if (nvshmem_my_pe() != world.process()) {
-    fail_job(benchmark, "NVSHMEM numbers this process PE " + std::to_string(nvshmem_my_pe()) +
-                            ", MPI " + std::to_string(world.process()));
-  }
+  start_nvshmem(world, benchmark);
 
   std::optional<report> out;
   if (world.prints()) {

@@ -106,4 +106,7 @@ class report {
   std::vector<target> targets_;
 };
 
+// The time now, UTC, as ISO 8601 ("2026-11-26T12:00:00Z"): every result's date.
+std::string utc_now_iso8601();
+
 }  // namespace dcuda_bench
