@@ -36,6 +36,13 @@
 //                 N^2 MPI_DOUBLE and cudaMemcpy's them to its GPU, then answers with 4 bytes;
 //                 time per transpose (process 0's MPI_Wtime), median of 7 repetitions
 //
+// If $DCUDA_NVSHMEM_IPUT_RESULT names the per-case file of nvshmem_iput (nvshmem_iput_cases.json,
+// run before, in the same device session), the V and X cases get one more table each: dcuda's
+// time per typed put beside NVSHMEM's strided put (iput) of the same layout, N and Size, the
+// file's fastest way of calling it (and, without --n, the target V <= NVSHMEM's time at the N of
+// least margin). Unset, unreadable or without lines of the same layout, N and Size, it says so in
+// one line and prints no such table.
+//
 // Typed puts take the peer path only (the network path is not there yet): with one GPU, with
 // processes on different (emulated) nodes, with DCUDA_FORCE_NETWORK=1 or without peer access
 // between the GPUs it prints "SKIP: typed_put_bandwidth: <why>" and exits with status 0.
@@ -57,6 +64,7 @@
 #include "common/matrix_layouts.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
+#include "common/nvshmem_iput_cases.h"
 #include "common/statistics.h"
 #include "dcuda/datatype.h"
 #include "dcuda/device.cuh"
@@ -619,6 +627,89 @@ table bandwidth_table(layout_kind kind, int ranks) {
                {}};
 }
 
+// NVSHMEM's strided put where a run of nvshmem_iput left its per-case file
+// ($DCUDA_NVSHMEM_IPUT_RESULT): for V and X, dcuda's time per typed put beside the file's
+// fastest iput of the same layout, N and Size. Returns V's target, at the N of least margin,
+// where V has rows.
+std::optional<target> print_against_iput(report& out, const dcuda_figures& figures) {
+  const char* variable = "DCUDA_NVSHMEM_IPUT_RESULT";
+  const char* file = std::getenv(variable);
+  if (file == nullptr || file[0] == '\0') {
+    std::printf(
+        "# %s is not set: no NVSHMEM iput tables (it names the nvshmem_iput_cases.json of a run "
+        "of nvshmem_iput)\n\n",
+        variable);
+    return std::nullopt;
+  }
+  const std::optional<iput_cases> cases = read_iput_cases(file);
+  if (!cases) {
+    std::printf("# %s=%s cannot be read: no NVSHMEM iput tables\n\n", variable, file);
+    return std::nullopt;
+  }
+  if (cases->cases.empty()) {
+    std::printf(
+        "# %s=%s holds no lines of layout and N (not nvshmem_iput's per-case file?): no "
+        "NVSHMEM iput tables\n\n",
+        variable, file);
+    return std::nullopt;
+  }
+  std::optional<target> v_target;
+  for (const layout_kind kind : {layout_kind::column_block, layout_kind::transpose}) {
+    const char* key = kind == layout_kind::column_block ? "column_block" : "transpose";
+    std::vector<typed_put_time> times;
+    for (const case_figures& f : figures.cases[static_cast<int>(kind)]) {
+      times.push_back({f.n, f.packed_bytes, f.typed_us.median, f.typed_us.min, f.typed_us.max});
+    }
+    const iput_match match = match_iput_cases(*cases, key, times);
+    for (const std::string& note : match.notes) {
+      std::printf("# %s=%s: %s, %s\n", variable, file, kind_name(kind), note.c_str());
+    }
+    if (match.rows.empty()) {
+      std::printf(
+          "# %s=%s holds no NVSHMEM iput figure of %s at an N and Size measured here; no "
+          "NVSHMEM iput table\n\n",
+          variable, file, kind_name(kind));
+      continue;
+    }
+    std::string ways;
+    for (std::size_t i = 0; i < match.rows.size(); ++i) {
+      ways += (i == 0 ? "N = " : ", N = ") + std::to_string(match.n[i]) + " " + match.ways[i];
+    }
+    table against{std::string("time per operation: dcuda_put_notify_typed over the peer path "
+                              "(NVLink), world rank 0 on GPU 0 -> world rank 1 on GPU 1, of ") +
+                      kind_detail(kind) +
+                      "; the time of one put in its passes, beside NVSHMEM's strided put (iput)",
+                  "us",
+                  "NVSHMEM iput",
+                  "nvshmem_iput" + (cases->measured.empty() ? "" : " (" + cases->measured + ")") +
+                      ": iputs of the same layout, N and bytes from one " +
+                      std::to_string(threads_per_rank) +
+                      "-thread block on PE 0, the same K and passes, one signal per pass after "
+                      "nvshmem_quiet (dcuda: a notification per put); time per operation of the "
+                      "fastest way (" +
+                      ways + ") (" + file + ")",
+                  figures.ranks,
+                  threads_per_rank,
+                  1,
+                  match.rows};
+    out.print(against);
+    if (kind != layout_kind::column_block) continue;
+    std::size_t least = 0;  // the row of the highest dcuda / NVSHMEM time
+    for (std::size_t i = 1; i < match.rows.size(); ++i) {
+      const row& r = match.rows[i];
+      const row& worst = match.rows[least];
+      if (r.dcuda / r.reference > worst.dcuda / worst.reference) least = i;
+    }
+    v_target = target{
+        "V (column block): dcuda typed put time per put <= NVSHMEM iput time per "
+        "operation (nvshmem_iput's fastest way), peer path, at the N of least "
+        "margin, N = " +
+            std::to_string(match.n[least]),
+        "us", match.rows[least].dcuda, match.rows[least].reference, true};
+  }
+  return v_target;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -702,6 +793,7 @@ int main(int argc, char** argv) {
     lowest_speedup = std::min(lowest_speedup, mpi_us[i] / f.typed_us.median);
   }
   out->print(staged);
+  const std::optional<target> iput_target = print_against_iput(*out, *dcuda);
 
   if (!chosen.partial) {
     // The typed puts' targets: V at least 0.90 and T at least 0.80 of the contiguous put of the
@@ -718,6 +810,8 @@ int main(int argc, char** argv) {
         {"X (transpose): host-staged MPI time / dcuda_put_notify_typed time per transpose, "
          "lowest over N",
          "ratio", lowest_speedup, 10.0, false});
+    // Where nvshmem_iput's file is given and matched: V no slower than NVSHMEM's iput, every N.
+    if (iput_target) out->check(*iput_target);
   }
   out->write_json();
   return 0;

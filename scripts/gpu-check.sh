@@ -265,14 +265,17 @@ done
 
 if [ "$gpus" -ge 2 ]; then
   # The anchors (NVSHMEM, NCCL's device API) first: remote_latency prints their figures beside
-  # dcuda's (nvshmem_iput's are those of typed_put_bandwidth's layouts, bench/README.md).
+  # dcuda's, typed_put_bandwidth those of nvshmem_iput's per-case file (bench/README.md). With
+  # DCUDA_BENCH_ONLY name the anchor too ("nvshmem_iput typed_put_bandwidth"): without that file
+  # under $OUT/results the program says so and prints no NVSHMEM table.
   for bench in nvshmem_latency nvshmem_iput nccl_latency remote_latency remote_bandwidth \
       typed_put_bandwidth network_engine; do
     wanted "$bench" || continue
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then
       DCUDA_NVSHMEM_RESULT="$OUT/results/nvshmem_latency.json" \
-        DCUDA_NCCL_RESULT="$OUT/results/nccl_latency.json" launch 2 \
+        DCUDA_NCCL_RESULT="$OUT/results/nccl_latency.json" \
+        DCUDA_NVSHMEM_IPUT_RESULT="$OUT/results/nvshmem_iput_cases.json" launch 2 \
         "build/bench/$bench" --out "$OUT/results" || status=1
       if [ "$bench" = remote_latency ] && [ -n "${DCUDA_CHECK_TRACE:-}" ]; then
         # Where the network path's time goes (its last run: notify), in a run of its own: the
