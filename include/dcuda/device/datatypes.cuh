@@ -38,7 +38,8 @@ __device__ inline void dcuda_unpack(dcuda_state& gst, dcuda_datatype type, int c
 // (inside the caller's window `win`) into `target_count` elements of `target_type` whose element 0
 // starts `offset` bytes into the window of rank `rank`; the packed bytes are matched in order,
 // and both sides must hold as many. Every byte either type touches must lie inside its window;
-// the target's type must not cover a byte twice. The rank's warps copy from one layout straight
+// the target's elements must not cover a byte twice, and the source and the target must not
+// overlap. The rank's warps copy from one layout straight
 // into the other (a target on this GPU or on a peer GPU of the node; over the network path not
 // yet). Complete on return, ordered with the rank's other puts to the target, as dcuda_put.
 __device__ inline void dcuda_put_typed(dcuda_state& gst, dcuda_win win, int rank, int offset,
@@ -48,12 +49,9 @@ __device__ inline void dcuda_put_typed(dcuda_state& gst, dcuda_win win, int rank
   using namespace dcuda;
   const device::typed_put put{win,         rank,   offset,       target_count,
                               target_type, source, source_count, source_type};
-  device::held_ticket ticket{};
-  if (threadIdx.x == 0) {
-    ticket = device::plan_typed_put(gst, protocol::call::put_typed, put, false, 0);
-  }
+  if (threadIdx.x == 0) device::plan_typed_put(gst, protocol::call::put_typed, put, 0);
   device::enter_rank_call(gst.ctx, protocol::call::put_typed);
-  device::typed_put_along(gst, protocol::call::put_typed, put, false, 0, ticket);
+  device::typed_put_along(gst, protocol::call::put_typed, put, false, 0);
 }
 
 // (rank). dcuda_put_typed, then one notification with `tag` at the target: a rank that has
@@ -65,10 +63,7 @@ __device__ inline void dcuda_put_notify_typed(dcuda_state& gst, dcuda_win win, i
   using namespace dcuda;
   const device::typed_put put{win,         rank,   offset,       target_count,
                               target_type, source, source_count, source_type};
-  device::held_ticket ticket{};
-  if (threadIdx.x == 0) {
-    ticket = device::plan_typed_put(gst, protocol::call::put_notify_typed, put, true, tag);
-  }
+  if (threadIdx.x == 0) device::plan_typed_put(gst, protocol::call::put_notify_typed, put, tag);
   device::enter_rank_call(gst.ctx, protocol::call::put_notify_typed);
-  device::typed_put_along(gst, protocol::call::put_notify_typed, put, true, tag, ticket);
+  device::typed_put_along(gst, protocol::call::put_notify_typed, put, true, tag);
 }

@@ -21,13 +21,14 @@ struct typed_put {
   dcuda_datatype source_type;
 };
 
-// Thread 0, before the entry barrier: checks everything, caches the route and the window
-// entries (the put route cache, as refresh_put_route leaves them) and takes the ring ticket of a
-// put_notify to a peer GPU. Typed puts move many bytes: this is not a latency path, and every
-// typed put looks its route up again.
-__device__ __noinline__ inline held_ticket plan_typed_put(dcuda_state& gst, protocol::call call,
-                                                          const typed_put& put, bool notify,
-                                                          int tag) {
+// Thread 0, before the entry barrier: checks everything and caches the route and the window
+// entries (the put route cache, as refresh_put_route leaves them). Typed puts move many bytes:
+// this is not a latency path, and every typed put looks its route up again. No ring ticket is
+// taken here: records are taken in ticket order, and a ticket held through a long copy would
+// hold back every other rank's record to the same GPU; the notification takes its own after the
+// copy.
+__device__ __noinline__ inline void plan_typed_put(dcuda_state& gst, protocol::call call,
+                                                   const typed_put& put, int tag) {
   const int slot = protocol::window_slot(put.win) & (protocol::max_windows - 1);
   if (!put_target_known(gst, put.win, slot, put.rank, tag)) {
     report_bad_target(gst, call, put.win, put.rank, tag);
@@ -67,20 +68,26 @@ __device__ __noinline__ inline held_ticket plan_typed_put(dcuda_state& gst, prot
                                                  target_low, target_high);
   const bool source_fits = protocol::typed_range(from, static_cast<std::uint64_t>(put.source_count),
                                                  source_low, source_high);
-  const std::int64_t first = put.offset + target_low;
-  if (put.offset < 0 || !target_fits ||
-      (target_high > target_low &&
-       (first < 0 || put.offset + target_high > static_cast<std::int64_t>(remote.size)))) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside, first,
-         target_high - target_low, static_cast<std::int64_t>(remote.size), put.rank);
+  // Every byte the target's elements touch lies in the target's window; an empty typed put, like
+  // an empty put, needs an offset inside it (or at its end).
+  const std::int64_t window_bytes = static_cast<std::int64_t>(remote.size);
+  const bool target_empty = target_high == target_low;
+  if (!target_fits || (target_empty && (put.offset < 0 || put.offset > window_bytes)) ||
+      (!target_empty && (put.offset + target_low < 0 || put.offset + target_high > window_bytes))) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_range_outside,
+         put.offset + target_low, target_high - target_low, window_bytes, put.rank);
   }
-  const std::int64_t source_start =
-      static_cast<std::int64_t>(reinterpret_cast<std::uint64_t>(put.source) - own.base);
-  if (!source_fits || (source_high > source_low &&
-                       (source_start + source_low < 0 ||
-                        source_start + source_high > static_cast<std::int64_t>(own.size)))) {
+  // Likewise the source's bytes in the caller's window. Its element 0 may lie anywhere: the
+  // distance is checked before it is added to anything.
+  const std::uint64_t source_address = reinterpret_cast<std::uint64_t>(put.source);
+  const std::int64_t source_start = static_cast<std::int64_t>(source_address - own.base);
+  constexpr std::int64_t reach = std::int64_t{1} << 62;
+  if (!source_fits ||
+      (source_high > source_low &&
+       (source_start > reach || source_start < -reach || source_start + source_low < 0 ||
+        source_start + source_high > static_cast<std::int64_t>(own.size)))) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::source_outside_window,
-         static_cast<std::int64_t>(reinterpret_cast<std::uint64_t>(put.source)) + source_low,
+         static_cast<std::int64_t>(source_address) + source_low,
          static_cast<std::int64_t>(own.base), static_cast<std::int64_t>(own.size),
          source_high - source_low);
   }
@@ -91,32 +98,21 @@ __device__ __noinline__ inline held_ticket plan_typed_put(dcuda_state& gst, prot
   gst.cached_target_size = remote.size;
   gst.cached_own_base = own.base;
   gst.cached_own_size = own.size;
-  held_ticket ticket{};
-  if (notify && route.path == protocol::route::peer) {
-    ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails, route.ring.slot);
-  }
-  return ticket;
 }
 
 // Every thread, after the entry barrier: the rank's share of the copy into the target's window
 // (plan_typed_put checked both types and cached the target), the block barrier, then thread 0's
-// notification or the fence a plain put to a peer leaves owed.
+// notification (which takes its ring ticket now) or the fence a plain put to a peer leaves owed.
+// The source and the target must not overlap: the warps' chunks would race.
 __device__ inline void typed_put_along(dcuda_state& gst, protocol::call call, const typed_put& put,
-                                       bool notify, int tag, held_ticket ticket) {
+                                       bool notify, int tag) {
   const protocol::type_layout& from = *protocol::committed_layout(gst.ctx->types, put.source_type);
   const protocol::type_layout& to = *protocol::committed_layout(gst.ctx->types, put.target_type);
   char* const target = reinterpret_cast<char*>(gst.cached_target_base) + put.offset;
   copy_in_rank(protocol::plan_typed_copy(target, to, static_cast<const char*>(put.source), from,
                                          static_cast<std::uint64_t>(put.source_count)));
-  if (threadIdx.x == 0) {
-    gst.copy_ring_ticket = ticket.ticket;
-    gst.copy_ring_seen = ticket.seen;
-  }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    finish_stored_put(gst, call, notify, tag,
-                      held_ticket{gst.copy_ring_ticket, gst.copy_ring_seen, true, true});
-  }
+  if (threadIdx.x == 0) finish_stored_put(gst, call, notify, tag, held_ticket{});
 }
 
 }  // namespace dcuda::device
