@@ -7,22 +7,6 @@
 namespace dcuda::datatypes {
 namespace {
 
-// Makes `device` current for its lifetime, then restores the caller's device: the registry
-// serves every GPU of the process from whichever thread calls it.
-class device_scope {
- public:
-  explicit device_scope(int device) {
-    DCUDA_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) DCUDA_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~device_scope() { cudaSetDevice(previous_); }
-  device_scope(const device_scope&) = delete;
-  device_scope& operator=(const device_scope&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 template <typename T>
 runtime::device_array<T> uploaded(const std::vector<T>& values) {
   runtime::device_array<T> array(values.size());
@@ -36,14 +20,14 @@ runtime::device_array<T> uploaded(const std::vector<T>& values) {
 }  // namespace
 
 device_type_table::device_type_table(int device) : device_(device) {
-  const device_scope scope(device_);
+  const runtime::device_scope scope(device_);
   entries_ = runtime::device_array<protocol::type_entry>(protocol::max_datatypes + 1);
   DCUDA_CUDA_CHECK(cudaMemset(entries_.get(), 0, entries_.size() * sizeof(protocol::type_entry)));
   tables_.resize(entries_.size());
 }
 
 void device_type_table::put(std::uint32_t id, std::uint32_t generation, const built_layout& built) {
-  const device_scope scope(device_);
+  const runtime::device_scope scope(device_);
   layout_tables& tables = tables_.at(id);
   tables.displacements = uploaded(built.displacements);
   tables.run_starts = uploaded(built.run_starts);
@@ -59,7 +43,7 @@ void device_type_table::put(std::uint32_t id, std::uint32_t generation, const bu
 }
 
 void device_type_table::remove(std::uint32_t id) {
-  const device_scope scope(device_);
+  const runtime::device_scope scope(device_);
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   DCUDA_CUDA_CHECK(cudaMemset(entries_.get() + id, 0, sizeof(protocol::type_entry)));
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());  // the entry is empty before its tables go

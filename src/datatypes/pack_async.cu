@@ -7,6 +7,7 @@
 #include "dcuda/datatype.h"
 #include "dcuda/detail/protocol/typed_copy.h"
 #include "runtime/api_boundary.h"
+#include "runtime/cuda_memory.h"
 
 namespace {
 
@@ -53,9 +54,7 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
                 : std::string()) +
            ": they cannot lay out the bytes unpacked");
   }
-  std::int64_t low = 0, high = 0;
-  if ((layout.size != 0 && elements > UINT64_MAX / 4 / layout.size) ||
-      !dcuda::protocol::typed_range(layout, elements, low, high)) {
+  if (!dcuda::protocol::typed_span_fits(layout, elements)) {
     refuse(std::to_string(count) + " elements of a datatype of " + std::to_string(layout.size) +
            " bytes and extent " + std::to_string(layout.extent) + " span more than 64 bits");
   }
@@ -76,14 +75,11 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
       (bytes + dcuda::protocol::typed_chunk_bytes - 1) / dcuda::protocol::typed_chunk_bytes;
   const auto blocks = static_cast<unsigned>(
       std::min<std::uint64_t>((chunks + warps_per_block - 1) / warps_per_block, max_blocks));
-  int previous = 0;
-  DCUDA_CUDA_CHECK(cudaGetDevice(&previous));
-  if (previous != device) DCUDA_CUDA_CHECK(cudaSetDevice(device));
+  const dcuda::runtime::device_scope on_device(device);
   typed_copy_kernel<<<blocks, threads_per_block, 0, stream>>>(
       table, type, elements, static_cast<char*>(const_cast<void*>(typed)),
       static_cast<char*>(const_cast<void*>(packed)), packing);
   const cudaError_t launched = cudaGetLastError();
-  if (previous != device) cudaSetDevice(previous);
   if (launched != cudaSuccess)
     dcuda::runtime::throw_cuda_error(launched, "typed_copy_kernel<<<>>>");
 }

@@ -10,6 +10,22 @@
 
 namespace dcuda::runtime {
 
+// Makes `device` current for its lifetime, then restores the caller's device: for code that
+// serves any GPU of the process from whichever thread calls it (the datatypes' tables and copies).
+class device_scope {
+ public:
+  explicit device_scope(int device) {
+    DCUDA_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) DCUDA_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~device_scope() { cudaSetDevice(previous_); }
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 // `count` objects of T in device memory.
 template <typename T>
 class device_array {

@@ -89,6 +89,20 @@ __device__ inline bool put_target_known(const dcuda_state& gst, dcuda_win win, i
          (static_cast<unsigned>(tag) < static_cast<unsigned>(protocol::tag_count));
 }
 
+// Thread 0: leaves a put's route and both window entries in the put route cache, keyed on the
+// window and the rank argument (plan_put reads it back; every thread reads it after the barrier).
+__device__ inline void cache_put_route(dcuda_state& gst, dcuda_win win, int rank, int target,
+                                       const target_route& to, const protocol::window_entry& remote,
+                                       const protocol::window_entry& own) {
+  gst.cached_window = win;
+  gst.cached_rank = rank;
+  cache_target_route(gst.put_route_cache, target, to);
+  gst.cached_target_base = remote.base;
+  gst.cached_target_size = remote.size;
+  gst.cached_own_base = own.base;
+  gst.cached_own_size = own.size;
+}
+
 // Thread 0, when a put misses the route cache or the fast check rejected its arguments: finds
 // the target's route and the two window entries in the tables, leaves them in the cache, and
 // stops the run with the precise complaint when the arguments are wrong. Out of line: its loads,
@@ -106,13 +120,7 @@ __device__ __noinline__ inline void refresh_put_route(dcuda_state& gst, protocol
   const protocol::window_entry remote = window_of(gst, slot, target);
   const target_route to = route_to(gst, target);
   // Cached before the checks below: a put that fails them stops the run.
-  gst.cached_window = win;
-  gst.cached_rank = rank;
-  cache_target_route(gst.put_route_cache, target, to);
-  gst.cached_target_base = remote.base;
-  gst.cached_target_size = remote.size;
-  gst.cached_own_base = own.base;
-  gst.cached_own_size = own.size;
+  cache_put_route(gst, win, rank, target, to, remote, own);
   if (put_arguments_bad(true, win, offset, size, buffer, remote, own)) {
     report_bad_put(gst, call, win, rank, offset, size, buffer, remote.generation, remote.size,
                    own.base, own.size);

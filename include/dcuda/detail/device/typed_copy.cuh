@@ -40,10 +40,7 @@ __device__ inline const protocol::type_layout& checked_written_layout(const dcud
 // they can address: such a call is refused before anything moves.
 __device__ inline void check_typed_span(const dcuda_state& gst, protocol::call call,
                                         const protocol::type_layout& layout, int count) {
-  std::int64_t low = 0, high = 0;
-  const auto elements = static_cast<std::uint64_t>(count);
-  if ((layout.size != 0 && elements > UINT64_MAX / 4 / layout.size) ||
-      !protocol::typed_range(layout, elements, low, high)) {
+  if (!protocol::typed_span_fits(layout, static_cast<std::uint64_t>(count))) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::typed_span_too_large, count,
          static_cast<std::int64_t>(layout.size), layout.extent);
   }

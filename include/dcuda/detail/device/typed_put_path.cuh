@@ -91,13 +91,7 @@ __device__ __noinline__ inline void plan_typed_put(dcuda_state& gst, protocol::c
          static_cast<std::int64_t>(own.base), static_cast<std::int64_t>(own.size),
          source_high - source_low);
   }
-  gst.cached_window = put.win;
-  gst.cached_rank = put.rank;
-  cache_target_route(gst.put_route_cache, target, route);
-  gst.cached_target_base = remote.base;
-  gst.cached_target_size = remote.size;
-  gst.cached_own_base = own.base;
-  gst.cached_own_size = own.size;
+  cache_put_route(gst, put.win, put.rank, target, route, remote, own);
 }
 
 // Every thread, after the entry barrier: the rank's share of the copy into the target's window

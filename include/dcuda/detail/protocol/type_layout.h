@@ -175,4 +175,12 @@ DCUDA_HD inline bool typed_range(const type_layout& t, std::uint64_t count, std:
   return true;
 }
 
+// Whether `count` elements of the layout can be copied at all: their packed bytes fit 64 bits
+// with room to spare, and so does the range they touch (typed_range). The typed calls refuse the
+// others before anything moves.
+DCUDA_HD inline bool typed_span_fits(const type_layout& t, std::uint64_t count) {
+  std::int64_t low = 0, high = 0;
+  return (t.size == 0 || count <= UINT64_MAX / 4 / t.size) && typed_range(t, count, low, high);
+}
+
 }  // namespace dcuda::protocol
