@@ -247,9 +247,8 @@ DCUDA_TEST(ranks_pack_and_unpack_typed_data_with_all_their_warps) {
         const std::size_t slot = (static_cast<std::size_t>(r) * 3 + t) * n * n;
         std::vector<double> want;
         for (int e : c.elements) want.push_back(matrix[static_cast<std::size_t>(e)]);
-        DCUDA_CHECK(std::vector<double>(
-                        packed.begin() + static_cast<std::ptrdiff_t>(slot),
-                        packed.begin() + static_cast<std::ptrdiff_t>(slot + want.size())) == want);
+        DCUDA_CHECK(std::equal(want.begin(), want.end(),
+                               packed.begin() + static_cast<std::ptrdiff_t>(slot)));
         const auto begin = unpacked.begin() + static_cast<std::ptrdiff_t>(slot * sizeof(double));
         DCUDA_CHECK(std::vector<unsigned char>(begin, begin + n * n * sizeof(double)) ==
                     expected_unpacked(c, want));
