@@ -137,6 +137,41 @@ DCUDA_TEST(datatype_walk_matches_two_layouts_byte_for_byte) {
   }
 }
 
+// A copy's lanes step their cursors by a warp's stride of words (advance_by): from any packed
+// offset, by any distance, across runs and elements, a cursor must land where the model says.
+DCUDA_TEST(datatype_cursor_steps_any_distance_to_the_models_byte) {
+  random_types types(2024);
+  int steps_checked = 0;
+  for (int i = 0; i < 300; ++i) {
+    const built b = types.make(1 + i % 3);
+    dcuda_datatype committed = b.handle;
+    dcuda_type_commit(&committed);
+    const auto layout = datatypes::type_registry::instance().layout(b.handle, "datatype_test");
+    const protocol::type_layout& t = layout->layout;
+    const std::vector<std::int64_t> bytes = expected_bytes(b.expected, 5);
+    if (bytes.empty()) {
+      free_type(b.handle);
+      continue;
+    }
+    const std::uint64_t total = bytes.size();
+    for (const std::uint64_t distance :
+         {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{16}, std::uint64_t{512},
+          t.size == 0 ? 1 : t.size, 1 + static_cast<std::uint64_t>(i) % total}) {
+      std::uint64_t at = static_cast<std::uint64_t>(i * 7) % total;
+      protocol::type_cursor cursor = protocol::cursor_at(t, at);
+      while (true) {
+        DCUDA_CHECK_EQ(protocol::offset_of(t, cursor), bytes[at]);
+        ++steps_checked;
+        if (at + distance >= total) break;
+        protocol::advance_by(t, cursor, distance);
+        at += distance;
+      }
+    }
+    free_type(b.handle);
+  }
+  DCUDA_CHECK(steps_checked > 10000);
+}
+
 DCUDA_TEST(datatype_column_and_contiguous_types_are_strided) {
   dcuda_datatype column;  // one column of a 100 x 30 row-major matrix of doubles
   dcuda_type_vector(100, 1, 30, DCUDA_DOUBLE, &column);

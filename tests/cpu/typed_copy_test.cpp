@@ -2,6 +2,7 @@
 // after another, for random pairs of layouts, both copy modes, aligned and unaligned buffers;
 // every byte of the target checked, those between the typed bytes left untouched.
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "datatype_models.h"
@@ -45,18 +46,38 @@ void run_every_lane(const protocol::typed_copy& copy, unsigned workers, unsigned
   }
 }
 
+// Blocks of a random predefined type, each at least 256 bytes long, with random gaps between them.
+built long_run_type(random_types& bases, std::mt19937& engine) {
+  const built base = bases.make(0);
+  const std::int64_t element = base.expected.extent();
+  const int count = std::uniform_int_distribution<int>(1, 6)(engine);
+  const int blocklength =
+      static_cast<int>(256 / element) + std::uniform_int_distribution<int>(0, 40)(engine);
+  const std::int64_t stride =
+      blocklength * element + std::uniform_int_distribution<int>(0, 3)(engine) * element;
+  dcuda_datatype t;
+  dcuda_type_hvector(count, blocklength, stride, base.handle, &t);
+  std::vector<model_block> blocks;
+  for (int i = 0; i < count; ++i) blocks.push_back({blocklength, i * stride, &base.expected});
+  return {t, blocks_model(blocks)};
+}
+
 }  // namespace
 
 DCUDA_TEST(typed_copy_moves_every_byte_once_and_nothing_else) {
   random_types small_types(4242);
   random_types large_types(99, 8);  // up to tens of KiB: many chunks, every worker busy
+  random_types bases(31);
+  std::mt19937 long_run_engine(5);
   int copies_checked = 0;
+  int copies_by_mode[2] = {0, 0};
   std::uint64_t largest = 0;
   for (int i = 0; i < 400; ++i) {
     random_types& types = i % 4 == 3 ? large_types : small_types;
     const int depth = i % 4 == 3 ? 1 + (i / 4) % 2 : 1 + i % 3;
-    const built from = types.make(depth);
-    const built to = types.make(depth);
+    const bool long_runs = i % 8 == 5;  // the lanes copy together
+    const built from = long_runs ? long_run_type(bases, long_run_engine) : types.make(depth);
+    const built to = long_runs ? long_run_type(bases, long_run_engine) : types.make(depth);
     dcuda_datatype f = from.handle, t = to.handle;
     dcuda_type_commit(&f);
     dcuda_type_commit(&t);
@@ -101,6 +122,7 @@ DCUDA_TEST(typed_copy_moves_every_byte_once_and_nothing_else) {
           }
           DCUDA_CHECK(target.bytes == expected);
           ++copies_checked;
+          ++copies_by_mode[static_cast<int>(copy.mode)];
         }
       }
     }
@@ -108,6 +130,7 @@ DCUDA_TEST(typed_copy_moves_every_byte_once_and_nothing_else) {
     if (to.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&t);
   }
   DCUDA_CHECK(copies_checked > 1000);
+  DCUDA_CHECK(copies_by_mode[0] > 50 && copies_by_mode[1] > 50);
   DCUDA_CHECK(largest > 8 * protocol::typed_chunk_bytes);
 }
 

@@ -1,7 +1,9 @@
 // How a typed copy (pack, unpack, a typed put) is shared out: the packed stream is cut into
 // chunks, the workers (warps) take chunks in turn, and the lanes of a worker copy each chunk's
-// pieces (type_layout.h: for_each_piece). Written once for both compilers: the GPU runs every
-// lane at once, the CPU tests run them one after another and check every byte.
+// pieces together (long runs, type_layout.h: for_each_piece) or its words in turn (short runs,
+// each lane stepping its own cursors: advance_by). Written once for both
+// compilers: the GPU runs every lane at once, the CPU tests run them one after another and check
+// every byte.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +17,17 @@ namespace dcuda::protocol {
 // while the chunks stay many enough to share a small copy among all warps of a rank.
 inline constexpr std::uint64_t typed_chunk_bytes = 4096;
 
-// Runs at least this long (on average, on both sides) are copied by all lanes of a worker
-// together, each access of the warp contiguous; shorter runs are shared out among the lanes, each
-// lane walking a slice of the chunk alone (a matrix transpose's 8-byte runs would otherwise leave
-// 31 of 32 lanes idle).
+// Words a lane loads before it stores any: reads in flight keep the memory (or the link) busy
+// where a rank has few warps. 64 bytes a lane (8 words, 4 of 16 bytes), in registers: 128 bytes
+// a lane made the copy kernel spill.
+template <typename Word>
+inline constexpr std::uint32_t words_in_flight = sizeof(Word) >= 16 ? 4u : 8u;
+
+// Runs at least this long (on average, on both sides) are copied piece by piece by all lanes of a
+// worker together, each access of the warp contiguous. Shorter runs are copied word by word, the
+// lanes taking the chunk's words in turn, each stepping its own cursors: a matrix transpose's
+// 8-byte runs would otherwise leave 31 of 32 lanes idle, and per-word stepping costs more than it
+// saves where runs are long.
 inline constexpr std::uint64_t cooperative_run_bytes = 256;
 
 enum class typed_copy_mode : std::uint32_t { lanes_together = 0, lanes_apart = 1 };
@@ -71,47 +80,115 @@ DCUDA_HD inline typed_copy plan_typed_copy(char* target, const type_layout& targ
 
 namespace typed_copy_detail {
 
-template <typename Word>
-DCUDA_HD void copy_words(char* target, const char* source, std::uint64_t bytes, std::uint32_t lane,
-                         std::uint32_t lanes) {
-  auto* to = reinterpret_cast<Word*>(target);
-  const auto* from = reinterpret_cast<const Word*>(source);
-  const std::uint64_t words = bytes / sizeof(Word);
-  for (std::uint64_t w = lane; w < words; w += lanes) to[w] = from[w];
-}
+struct alignas(16) word16 {
+  std::uint64_t low, high;
+};
 
-// `lane` of `lanes` copies its words of one piece, `width` bytes each.
-DCUDA_HD inline void copy_piece(char* target, const char* source, std::uint64_t bytes,
-                                std::uint32_t width, std::uint32_t lane, std::uint32_t lanes) {
-  struct alignas(16) word16 {
-    std::uint64_t low, high;
-  };
-  switch (width) {
-    case 16:
-      copy_words<word16>(target, source, bytes, lane, lanes);
-      break;
-    case 8:
-      copy_words<std::uint64_t>(target, source, bytes, lane, lanes);
-      break;
-    case 4:
-      copy_words<std::uint32_t>(target, source, bytes, lane, lanes);
-      break;
-    case 2:
-      copy_words<std::uint16_t>(target, source, bytes, lane, lanes);
-      break;
-    default:
-      copy_words<std::uint8_t>(target, source, bytes, lane, lanes);
-      break;
+// Short runs: lane `lane` of `lanes` copies packed words lane, lane + lanes, lane + 2 lanes, ...
+// of [begin, end), so the lanes of a warp touch consecutive packed words at every step and every
+// lane works however short the runs (a transpose's 8-byte elements). A word never straddles a
+// run: the width divides every run and displacement of both layouts.
+template <typename Word>
+DCUDA_HD void copy_words_of_range(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
+                                  std::uint32_t lane, std::uint32_t lanes) {
+  const type_layout& from_layout = *copy.source_layout;
+  const type_layout& to_layout = *copy.target_layout;
+  const std::uint64_t step = static_cast<std::uint64_t>(lanes) * sizeof(Word);
+  std::uint64_t at = begin + static_cast<std::uint64_t>(lane) * sizeof(Word);
+  if (at >= end) return;
+  type_cursor from = cursor_at(from_layout, at);
+  type_cursor to = cursor_at(to_layout, at);
+  while (at < end) {
+    Word words[words_in_flight<Word>];
+    std::int64_t targets[words_in_flight<Word>];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (std::uint32_t k = 0; k < words_in_flight<Word>; ++k) {
+      if (at + k * step < end) {
+        words[k] = *reinterpret_cast<const Word*>(copy.source + offset_of(from_layout, from));
+        targets[k] = offset_of(to_layout, to);
+        if (at + (k + 1) * step < end) {
+          advance_by(from_layout, from, step);
+          advance_by(to_layout, to, step);
+        }
+      }
+    }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (std::uint32_t k = 0; k < words_in_flight<Word>; ++k) {
+      if (at + k * step < end) *reinterpret_cast<Word*>(copy.target + targets[k]) = words[k];
+    }
+    at += words_in_flight<Word> * step;
   }
 }
 
-// Packed bytes [begin, end) by one lane or by all lanes of a worker together.
-DCUDA_HD inline void copy_range(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
-                                std::uint32_t lane, std::uint32_t lanes) {
+// Lane `lane` of `lanes` copies its words of one contiguous piece: words lane, lane + lanes, ...,
+// `words_in_flight` loads before their stores.
+template <typename Word>
+DCUDA_HD void copy_piece_words(char* target, const char* source, std::uint64_t bytes,
+                               std::uint32_t lane, std::uint32_t lanes) {
+  auto* to = reinterpret_cast<Word*>(target);
+  const auto* from = reinterpret_cast<const Word*>(source);
+  const std::uint64_t words = bytes / sizeof(Word);
+  for (std::uint64_t w = lane; w < words;
+       w += static_cast<std::uint64_t>(lanes) * words_in_flight<Word>) {
+    Word held[words_in_flight<Word>];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (std::uint32_t k = 0; k < words_in_flight<Word>; ++k) {
+      if (w + k * lanes < words) held[k] = from[w + k * lanes];
+    }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (std::uint32_t k = 0; k < words_in_flight<Word>; ++k) {
+      if (w + k * lanes < words) to[w + k * lanes] = held[k];
+    }
+  }
+}
+
+// Packed bytes [begin, end), piece by piece, every lane of the worker on each piece.
+template <typename Word>
+DCUDA_HD void copy_pieces_of_range(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
+                                   std::uint32_t lane, std::uint32_t lanes) {
   for_each_piece(*copy.source_layout, *copy.target_layout, begin, end,
                  [&](std::int64_t from, std::int64_t to, std::uint64_t bytes) {
-                   copy_piece(copy.target + to, copy.source + from, bytes, copy.width, lane, lanes);
+                   copy_piece_words<Word>(copy.target + to, copy.source + from, bytes, lane, lanes);
                  });
+}
+
+template <typename Word>
+DCUDA_HD void copy_range_as(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
+                            std::uint32_t lane, std::uint32_t lanes) {
+  if (copy.mode == typed_copy_mode::lanes_together) {
+    copy_pieces_of_range<Word>(copy, begin, end, lane, lanes);
+  } else {
+    copy_words_of_range<Word>(copy, begin, end, lane, lanes);
+  }
+}
+
+DCUDA_HD inline void copy_range(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
+                                std::uint32_t lane, std::uint32_t lanes) {
+  switch (copy.width) {
+    case 16:
+      copy_range_as<word16>(copy, begin, end, lane, lanes);
+      break;
+    case 8:
+      copy_range_as<std::uint64_t>(copy, begin, end, lane, lanes);
+      break;
+    case 4:
+      copy_range_as<std::uint32_t>(copy, begin, end, lane, lanes);
+      break;
+    case 2:
+      copy_range_as<std::uint16_t>(copy, begin, end, lane, lanes);
+      break;
+    default:
+      copy_range_as<std::uint8_t>(copy, begin, end, lane, lanes);
+      break;
+  }
 }
 
 }  // namespace typed_copy_detail
@@ -122,19 +199,11 @@ DCUDA_HD inline void copy_range(const typed_copy& copy, std::uint64_t begin, std
 DCUDA_HD inline void copy_typed_share(const typed_copy& copy, std::uint32_t worker,
                                       std::uint32_t workers, std::uint32_t lane,
                                       std::uint32_t lanes) {
-  const std::uint64_t slice = typed_chunk_bytes / lanes;  // a lane's part of a chunk, apart
   for (std::uint64_t chunk = worker; chunk * typed_chunk_bytes < copy.total; chunk += workers) {
     const std::uint64_t begin = chunk * typed_chunk_bytes;
     const std::uint64_t end =
         copy.total - begin < typed_chunk_bytes ? copy.total : begin + typed_chunk_bytes;
-    if (copy.mode == typed_copy_mode::lanes_together) {
-      typed_copy_detail::copy_range(copy, begin, end, lane, lanes);
-    } else {
-      const std::uint64_t mine = begin + lane * slice;
-      if (mine < end) {
-        typed_copy_detail::copy_range(copy, mine, end - mine < slice ? end : mine + slice, 0, 1);
-      }
-    }
+    typed_copy_detail::copy_range(copy, begin, end, lane, lanes);
   }
 }
 
