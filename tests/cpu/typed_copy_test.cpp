@@ -46,19 +46,29 @@ void run_every_lane(const protocol::typed_copy& copy, unsigned workers, unsigned
   }
 }
 
-// Blocks of a random predefined type, each at least 256 bytes long, with random gaps between them.
+// Blocks of a random predefined type with random gaps between them, most at least 512 bytes
+// long (the lanes copy together), one in four of one to three elements (short runs inside a
+// chunk, which the lanes copy word by word).
 built long_run_type(random_types& bases, std::mt19937& engine) {
   const built base = bases.make(0);
   const std::int64_t element = base.expected.extent();
-  const int count = std::uniform_int_distribution<int>(1, 6)(engine);
-  const int blocklength =
-      static_cast<int>(256 / element) + std::uniform_int_distribution<int>(0, 40)(engine);
-  const std::int64_t stride =
-      blocklength * element + std::uniform_int_distribution<int>(0, 3)(engine) * element;
-  dcuda_datatype t;
-  dcuda_type_hvector(count, blocklength, stride, base.handle, &t);
+  const int count = std::uniform_int_distribution<int>(1, 8)(engine);
+  std::vector<int> lengths;
+  std::vector<std::int64_t> displacements;
   std::vector<model_block> blocks;
-  for (int i = 0; i < count; ++i) blocks.push_back({blocklength, i * stride, &base.expected});
+  std::int64_t at = 0;
+  for (int i = 0; i < count; ++i) {
+    const bool short_block = std::uniform_int_distribution<int>(0, 3)(engine) == 0;
+    const int length = short_block ? std::uniform_int_distribution<int>(1, 3)(engine)
+                                   : static_cast<int>(512 / element) +
+                                         std::uniform_int_distribution<int>(0, 40)(engine);
+    lengths.push_back(length);
+    displacements.push_back(at);
+    blocks.push_back({length, at, &base.expected});
+    at += (length + std::uniform_int_distribution<int>(0, 3)(engine)) * element;
+  }
+  dcuda_datatype t;
+  dcuda_type_hindexed(count, lengths.data(), displacements.data(), base.handle, &t);
   return {t, blocks_model(blocks)};
 }
 

@@ -188,13 +188,14 @@ DCUDA_HD inline void advance_by(const type_layout& t, type_cursor& at, std::uint
 
 // Calls piece(source_offset, target_offset, bytes) for the pieces that copy packed bytes
 // [begin, end) of a buffer laid out as `source` into one laid out as `target` (their sizes per
-// element may differ; the packed streams are matched byte for byte). Each piece is contiguous on
-// both sides; pieces come in packed order. One search per layout at `begin`, then one step per
-// piece.
+// element may differ; the packed streams are matched byte for byte), until it returns false.
+// Each piece is contiguous on both sides; pieces come in packed order. One search per layout at
+// `begin`, then one step per piece. Returns the packed offset where the walk stopped: `end`, or
+// the start of the piece refused.
 template <typename Piece>
-DCUDA_HD void for_each_piece(const type_layout& source, const type_layout& target,
-                             std::uint64_t begin, std::uint64_t end, Piece&& piece) {
-  if (begin >= end) return;
+DCUDA_HD std::uint64_t walk_pieces(const type_layout& source, const type_layout& target,
+                                   std::uint64_t begin, std::uint64_t end, Piece&& piece) {
+  if (begin >= end) return end;
   type_cursor from = cursor_at(source, begin);
   type_cursor to = cursor_at(target, begin);
   for (std::uint64_t at = begin; at < end;) {
@@ -203,11 +204,23 @@ DCUDA_HD void for_each_piece(const type_layout& source, const type_layout& targe
     const std::uint64_t target_left = contiguous_from(target, to);
     if (source_left < bytes) bytes = source_left;
     if (target_left < bytes) bytes = target_left;
-    piece(offset_of(source, from), offset_of(target, to), bytes);
+    if (!piece(offset_of(source, from), offset_of(target, to), bytes)) return at;
     advance(source, from, bytes);
     advance(target, to, bytes);
     at += bytes;
   }
+  return end;
+}
+
+// The same for every piece of [begin, end).
+template <typename Piece>
+DCUDA_HD void for_each_piece(const type_layout& source, const type_layout& target,
+                             std::uint64_t begin, std::uint64_t end, Piece&& piece) {
+  walk_pieces(source, target, begin, end,
+              [&](std::int64_t from, std::int64_t to, std::uint64_t bytes) {
+                piece(from, to, bytes);
+                return true;
+              });
 }
 
 // The bytes `count` elements touch, from the buffer's origin: [low, high). False when the range

@@ -150,14 +150,26 @@ DCUDA_HD void copy_piece_words(char* target, const char* source, std::uint64_t b
   }
 }
 
-// Packed bytes [begin, end), piece by piece, every lane of the worker on each piece.
+// Packed bytes [begin, end), piece by piece, every lane of the worker on each piece. A short run
+// inside the chunk (shorter than one access per lane: a lower triangle's first rows) leaves lanes
+// idle, and many of them one after another would leave the warp idle: from the first such piece
+// on, the rest of the chunk is copied word by word. The chunk's first and last pieces, runs cut
+// by its edges, do not count. Every lane sees the same pieces, so the warp switches together.
 template <typename Word>
 DCUDA_HD void copy_pieces_of_range(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
                                    std::uint32_t lane, std::uint32_t lanes) {
-  for_each_piece(*copy.source_layout, *copy.target_layout, begin, end,
-                 [&](std::int64_t from, std::int64_t to, std::uint64_t bytes) {
-                   copy_piece_words<Word>(copy.target + to, copy.source + from, bytes, lane, lanes);
-                 });
+  const std::uint64_t short_piece =
+      lanes > 1 ? static_cast<std::uint64_t>(lanes) * sizeof(Word) : 0;
+  std::uint64_t at = begin;
+  const std::uint64_t stopped = walk_pieces(
+      *copy.source_layout, *copy.target_layout, begin, end,
+      [&](std::int64_t from, std::int64_t to, std::uint64_t bytes) {
+        if (bytes < short_piece && at != begin && at + bytes != end) return false;
+        copy_piece_words<Word>(copy.target + to, copy.source + from, bytes, lane, lanes);
+        at += bytes;
+        return true;
+      });
+  if (stopped < end) copy_words_of_range<Word>(copy, stopped, end, lane, lanes);
 }
 
 template <typename Word>
