@@ -19,7 +19,10 @@ constexpr unsigned max_blocks = 2048;
 
 // `types`: the GPU's table of committed types. The handle is looked up again here: a type freed
 // (and its slot reused) between the host's check and this kernel must not be read as another
-// layout; the kernel then traps, and the stream reports the fault.
+// layout; the kernel then traps, and the stream reports the fault. `Word`: the access width the
+// host found for this copy (protocol::copy_width, from the same layout and buffers); one width
+// per kernel keeps the other widths' code, and its registers, out of it.
+template <typename Word>
 __global__ void __launch_bounds__(threads_per_block)
     typed_copy_kernel(const dcuda::protocol::type_entry* types, dcuda_datatype type,
                       std::uint64_t count, char* typed_bytes, char* packed_bytes, bool packing) {
@@ -30,9 +33,34 @@ __global__ void __launch_bounds__(threads_per_block)
       packing
           ? dcuda::protocol::plan_typed_copy(packed_bytes, contiguous, typed_bytes, *typed, count)
           : dcuda::protocol::plan_typed_copy(typed_bytes, *typed, packed_bytes, contiguous, 1);
+  if (copy.width < sizeof(Word)) __trap();
   const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
-  dcuda::protocol::copy_typed_share(copy, thread / 32, gridDim.x * warps_per_block, thread % 32,
-                                    32);
+  dcuda::protocol::copy_typed_share_as<Word>(copy, thread / 32, gridDim.x * warps_per_block,
+                                             thread % 32, 32);
+}
+
+// The kernel of the width the copy allows.
+template <typename... Arguments>
+void launch_kernel(std::uint32_t width, unsigned blocks, cudaStream_t stream,
+                   Arguments... arguments) {
+  switch (width) {
+    case 16:
+      typed_copy_kernel<dcuda::protocol::typed_copy_detail::word16>
+          <<<blocks, threads_per_block, 0, stream>>>(arguments...);
+      break;
+    case 8:
+      typed_copy_kernel<std::uint64_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
+      break;
+    case 4:
+      typed_copy_kernel<std::uint32_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
+      break;
+    case 2:
+      typed_copy_kernel<std::uint16_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
+      break;
+    default:
+      typed_copy_kernel<std::uint8_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
+      break;
+  }
 }
 
 void launch(const char* call, dcuda_datatype type, int count, const void* typed, const void* packed,
@@ -76,9 +104,11 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
   const auto blocks = static_cast<unsigned>(
       std::min<std::uint64_t>((chunks + warps_per_block - 1) / warps_per_block, max_blocks));
   const dcuda::runtime::device_scope on_device(device);
-  typed_copy_kernel<<<blocks, threads_per_block, 0, stream>>>(
-      table, type, elements, static_cast<char*>(const_cast<void*>(typed)),
-      static_cast<char*>(const_cast<void*>(packed)), packing);
+  const type_layout contiguous = dcuda::protocol::contiguous_layout(bytes);
+  const std::uint32_t width = dcuda::protocol::copy_width(layout, contiguous, typed, packed);
+  launch_kernel(width, blocks, stream, table, type, elements,
+                static_cast<char*>(const_cast<void*>(typed)),
+                static_cast<char*>(const_cast<void*>(packed)), packing);
   const cudaError_t launched = cudaGetLastError();
   if (launched != cudaSuccess)
     dcuda::runtime::throw_cuda_error(launched, "typed_copy_kernel<<<>>>");

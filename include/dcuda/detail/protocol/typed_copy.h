@@ -182,40 +182,43 @@ DCUDA_HD void copy_range_as(const typed_copy& copy, std::uint64_t begin, std::ui
   }
 }
 
-DCUDA_HD inline void copy_range(const typed_copy& copy, std::uint64_t begin, std::uint64_t end,
-                                std::uint32_t lane, std::uint32_t lanes) {
-  switch (copy.width) {
-    case 16:
-      copy_range_as<word16>(copy, begin, end, lane, lanes);
-      break;
-    case 8:
-      copy_range_as<std::uint64_t>(copy, begin, end, lane, lanes);
-      break;
-    case 4:
-      copy_range_as<std::uint32_t>(copy, begin, end, lane, lanes);
-      break;
-    case 2:
-      copy_range_as<std::uint16_t>(copy, begin, end, lane, lanes);
-      break;
-    default:
-      copy_range_as<std::uint8_t>(copy, begin, end, lane, lanes);
-      break;
-  }
-}
-
 }  // namespace typed_copy_detail
 
 // Lane `lane` of worker `worker` (of `workers`, `lanes` lanes each: a power of two up to 32) does
-// its share of the copy. Every lane of every worker must call it; together they copy every packed
-// byte once.
-DCUDA_HD inline void copy_typed_share(const typed_copy& copy, std::uint32_t worker,
-                                      std::uint32_t workers, std::uint32_t lane,
-                                      std::uint32_t lanes) {
+// its share of the copy, `Word` bytes per access (at most copy.width). Every lane of every worker
+// must call it; together they copy every packed byte once. A kernel that knows the width from its
+// launch calls this one and carries only that width's code (fewer registers).
+template <typename Word>
+DCUDA_HD void copy_typed_share_as(const typed_copy& copy, std::uint32_t worker,
+                                  std::uint32_t workers, std::uint32_t lane, std::uint32_t lanes) {
   for (std::uint64_t chunk = worker; chunk * typed_chunk_bytes < copy.total; chunk += workers) {
     const std::uint64_t begin = chunk * typed_chunk_bytes;
     const std::uint64_t end =
         copy.total - begin < typed_chunk_bytes ? copy.total : begin + typed_chunk_bytes;
-    typed_copy_detail::copy_range(copy, begin, end, lane, lanes);
+    typed_copy_detail::copy_range_as<Word>(copy, begin, end, lane, lanes);
+  }
+}
+
+// The same at the plan's width.
+DCUDA_HD inline void copy_typed_share(const typed_copy& copy, std::uint32_t worker,
+                                      std::uint32_t workers, std::uint32_t lane,
+                                      std::uint32_t lanes) {
+  switch (copy.width) {
+    case 16:
+      copy_typed_share_as<typed_copy_detail::word16>(copy, worker, workers, lane, lanes);
+      break;
+    case 8:
+      copy_typed_share_as<std::uint64_t>(copy, worker, workers, lane, lanes);
+      break;
+    case 4:
+      copy_typed_share_as<std::uint32_t>(copy, worker, workers, lane, lanes);
+      break;
+    case 2:
+      copy_typed_share_as<std::uint16_t>(copy, worker, workers, lane, lanes);
+      break;
+    default:
+      copy_typed_share_as<std::uint8_t>(copy, worker, workers, lane, lanes);
+      break;
   }
 }
 
