@@ -36,6 +36,12 @@
 //                 N^2 MPI_DOUBLE and cudaMemcpy's them to its GPU, then answers with 4 bytes;
 //                 time per transpose (process 0's MPI_Wtime), median of 7 repetitions
 //
+// How many ranks a typed put needs: V at N = 4096 shared among 1, 2, 4, ... ranks per GPU (up to
+// every resident rank; one dcuda session per count), rank r of process 0 putting its N / ranks
+// rows to rank r of process 1, beside the contiguous puts of the same shares by the same ranks;
+// one table per count, then the count at which the typed put reaches 0.9 of the highest
+// contiguous figure of the sweep (the link as dcuda's puts reach it). Measured where N = 4096 is.
+//
 // If $DCUDA_NVSHMEM_IPUT_RESULT names the per-case file of nvshmem_iput (nvshmem_iput_cases.json,
 // run before, in the same device session), the V and X cases get one more table each: dcuda's
 // time per typed put beside NVSHMEM's strided put (iput) of the same layout, N and Size, the
@@ -262,12 +268,30 @@ built_case build_case(layout_kind kind, int n) {
   return c;
 }
 
+// V at n shared among `ranks` ranks per GPU: each puts n / ranks rows of the column block, the
+// same passes as the whole case (so that every row of the sweep moves the same bytes).
+built_case build_spread_case(int n, int ranks) {
+  built_case c = build_case(layout_kind::column_block, n);
+  c.free();
+  case_plan& plan = c.plan;
+  const int rows = n / ranks;
+  dcuda_type_vector(rows, n / 2, n, DCUDA_DOUBLE, &c.owned[0]);
+  dcuda_type_commit(&c.owned[0]);
+  plan.source_type = plan.target_type = c.owned[0];
+  plan.packed_bytes = rows * (n / 2) * static_cast<int>(sizeof(double));
+  return c;
+}
+
 // ---- The dcuda kernel ---------------------------------------------------------------------------
 
 // What one dcuda_host_run does, and its results (each process passes its own).
 struct typed_run {
   bool probe;  // only find the path between the processes (peer_path)
   case_plan plan;
+  // The spread: rank r < spread_ranks of process 0 puts rows [r R, (r + 1) R) of the case (R =
+  // N / spread_ranks; plan's types are those of one share) to rank r of process 1. 0: world rank
+  // 0 puts the whole case alone.
+  int spread_ranks;
   int first_remote;       // world rank of process 1's first rank
   unsigned char* window;  // device rank 0's window: [source matrix][destination matrix]
   int window_bytes;
@@ -359,20 +383,30 @@ __global__ void __launch_bounds__(threads_per_rank) typed_kernel(dcuda_context_h
     }
   } else {
     const case_plan plan = run->plan;
-    const role who{world_rank == 0, world_rank == first_remote, first_remote, 0};
-    unsigned char* window = device_rank == 0 ? run->window : nullptr;
+    const int spread = run->spread_ranks;
+    // In a spread every rank of a share sends or receives it; the matrices are the same memory
+    // in every window of a process, and a share's rows are its own on both sides.
+    const int share = spread == 0 ? 0 : device_rank;
+    const bool in_spread = spread != 0 && device_rank < spread;
+    const role who = spread == 0
+                         ? role{world_rank == 0, world_rank == first_remote, first_remote, 0}
+                         : role{in_spread && first_process, in_spread && !first_process,
+                                first_remote + share, share};
+    const int share_offset = spread == 0 ? 0 : share * (plan.n / spread) * plan.n * 8;
+    unsigned char* window = device_rank == 0 || in_spread ? run->window + share_offset : nullptr;
     dcuda_win win;
-    dcuda_win_create(gst, DCUDA_COMM_WORLD, window, window != nullptr ? run->window_bytes : 0,
-                     &win);
+    dcuda_win_create(gst, DCUDA_COMM_WORLD, window,
+                     window != nullptr ? run->window_bytes - share_offset : 0, &win);
 
     // The check: one typed put into the untouched destination, which the receiver reads whole.
     dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
     if (who.sends) put_once(gst, plan, win, who.target, window, true);
-    if (who.receives) {
-      dcuda_wait_notifications(gst, data_tag, 1);
+    if (who.receives) dcuda_wait_notifications(gst, data_tag, 1);
+    if (spread != 0) dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every share has landed
+    if (world_rank == first_remote) {
       check_destination(
           plan,
-          reinterpret_cast<const double*>(window) + static_cast<std::int64_t>(plan.n) * plan.n,
+          reinterpret_cast<const double*>(run->window) + static_cast<std::int64_t>(plan.n) * plan.n,
           run);
     }
 
@@ -444,6 +478,27 @@ case_figures figures_of(const typed_run& run) {
   f.contiguous_gbps = summary(contiguous);
   f.typed_us = summary(per_put_us);
   return f;
+}
+
+// One row of the spread: `ranks` ranks per GPU, GB/s of all of them together.
+struct spread_figures {
+  int ranks = 0;
+  std::size_t packed_bytes = 0;  // of all shares of one put
+  figure typed_gbps;
+  figure contiguous_gbps;
+};
+
+spread_figures spread_figures_of(const typed_run& run) {
+  const case_figures one = figures_of(run);  // one share's bytes per ns
+  const double ranks = run.spread_ranks;
+  const auto scaled = [&](figure f) {
+    f.median *= ranks;
+    f.min *= ranks;
+    f.max *= ranks;
+    return f;
+  };
+  return {run.spread_ranks, one.packed_bytes * static_cast<std::size_t>(run.spread_ranks),
+          scaled(one.typed_gbps), scaled(one.contiguous_gbps)};
 }
 
 std::string case_text(const case_plan& plan) {
@@ -533,6 +588,99 @@ std::optional<dcuda_figures> measure_dcuda(const mpi_world& world, const options
   // The other process may have found wrong bytes: it ends the job; this one waits for it here.
   world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
   return figures;
+}
+
+// ---- How many ranks a typed put needs --------------------------------------------------------
+
+// The N of the sweep: V at this N is shared among 1, 2, 4, ... ranks per GPU.
+constexpr int spread_n = 4096;
+
+// V at spread_n put by 1, 2, 4, ... ranks per GPU together (rank r of process 0 to rank r of
+// process 1, its own rows), up to every rank that fits the GPU: one dcuda session per count.
+// Each count's destination is checked whole once, as the cases' are.
+std::vector<spread_figures> measure_spread(const mpi_world& world, const options& command_line,
+                                           const device_bytes& window) {
+  int resident = 0;
+  {
+    dcuda_session session(command_line, typed_kernel, threads_per_rank);
+    resident = session.rank_info().rank_responsible;
+  }
+  resident = static_cast<int>(world.from_process0(resident));
+  std::vector<spread_figures> rows;
+  std::vector<std::string> failures;
+  for (int ranks = 1; ranks <= resident && ranks <= spread_n; ranks *= 2) {
+    dcuda_session session(command_line, typed_kernel, threads_per_rank,
+                          {"--dcuda-ranks-per-device=" + std::to_string(ranks)});
+    const dcuda_rank_info& info = session.rank_info();
+    built_case c = build_spread_case(spread_n, ranks);
+    typed_run run{};
+    run.plan = c.plan;
+    run.spread_ranks = ranks;
+    run.first_remote = world.process() == 0 ? info.rank_responsible : info.rank_start;
+    run.window = window.get();
+    run.window_bytes = static_cast<int>(window_bytes_for(spread_n));
+    run.first_wrong = INT_MAX;
+    prepare(window, spread_n);
+    session.run(run);
+    c.free();
+    if (run.mismatches != 0) {
+      failures.push_back("V at N = " + std::to_string(spread_n) + " shared among " +
+                         std::to_string(ranks) +
+                         " ranks per GPU: " + std::to_string(run.mismatches) +
+                         " elements of the destination matrix are wrong, the first at row " +
+                         std::to_string(run.first_wrong / spread_n) + ", column " +
+                         std::to_string(run.first_wrong % spread_n));
+    }
+    rows.push_back(spread_figures_of(run));
+  }
+  if (!failures.empty()) fail_job(benchmark, failures.front());
+  world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+  return rows;
+}
+
+// One table per rank count, and the count at which the typed put reaches 0.9 of the highest
+// contiguous figure of the sweep (the link as dcuda's puts reach it).
+void print_spread(report& out, const std::vector<spread_figures>& rows) {
+  double link = 0;
+  int link_ranks = 0;
+  for (const spread_figures& f : rows) {
+    if (f.contiguous_gbps.median > link) {
+      link = f.contiguous_gbps.median;
+      link_ranks = f.ranks;
+    }
+  }
+  const spread_figures* enough = nullptr;
+  for (const spread_figures& f : rows) {
+    table results{"dcuda_put_notify_typed over the peer path (NVLink) of V at N = " +
+                      std::to_string(spread_n) + " shared among " + std::to_string(f.ranks) +
+                      " ranks per GPU: rank r of process 0 puts rows [r R, (r + 1) R) of the "
+                      "column block (R = N / ranks, dcuda_type_vector(R, N/2, N, DCUDA_DOUBLE)) "
+                      "to rank r of process 1; GB/s of all ranks together, Size = packed bytes of "
+                      "all shares of one put",
+                  "GB/s",
+                  "contiguous put",
+                  "dcuda_put_notify of each share's packed bytes (one contiguous run) by the same "
+                  "ranks to the same targets, the same passes in the same kernel, alternating "
+                  "with the typed repetitions",
+                  2 * f.ranks,
+                  threads_per_rank,
+                  0,
+                  {{f.packed_bytes, f.typed_gbps.median, f.contiguous_gbps.median, f.typed_gbps.min,
+                    f.typed_gbps.max}}};
+    out.print(results);
+    if (enough == nullptr && f.typed_gbps.median >= 0.9 * link) enough = &f;
+  }
+  if (enough != nullptr) {
+    std::printf(
+        "# ranks per GPU the typed put of V needs to reach 0.9 of the link as dcuda's contiguous "
+        "puts reach it (%.1f GB/s, with %d ranks per GPU): %d (%.1f GB/s)\n\n",
+        link, link_ranks, enough->ranks, enough->typed_gbps.median);
+  } else {
+    std::printf(
+        "# the typed put of V reaches 0.9 of the link as dcuda's contiguous puts reach it (%.1f "
+        "GB/s, with %d ranks per GPU) with no rank count measured\n\n",
+        link, link_ranks);
+  }
 }
 
 // ---- The host-staged MPI transpose --------------------------------------------------------------
@@ -748,6 +896,10 @@ int main(int argc, char** argv) {
   const std::optional<dcuda_figures> dcuda =
       measure_dcuda(world, command_line, sizes, chosen.partial, out, window);
   if (!dcuda) return 0;
+  std::vector<spread_figures> spread;
+  if (std::find(sizes.begin(), sizes.end(), spread_n) != sizes.end()) {
+    spread = measure_spread(world, command_line, *window);
+  }
   require_distinct_gpus(world);
 
   // The host-staged MPI transpose of every N, after the dcuda session.
@@ -794,6 +946,7 @@ int main(int argc, char** argv) {
   }
   out->print(staged);
   const std::optional<target> iput_target = print_against_iput(*out, *dcuda);
+  if (!spread.empty()) print_spread(*out, spread);
 
   if (!chosen.partial) {
     // The typed puts' targets: V at least 0.90 and T at least 0.80 of the contiguous put of the
