@@ -137,8 +137,9 @@ DCUDA_TEST(datatype_walk_matches_two_layouts_byte_for_byte) {
   }
 }
 
-// A copy's lanes step their cursors by a warp's stride of words (advance_by): from any packed
-// offset, by any distance, across runs and elements, a cursor must land where the model says.
+// A copy's lanes step their cursors by a warp's stride of words (advance_by, and step_cursor
+// for a fixed step): from any packed offset, by any distance, across runs and elements, a cursor
+// must land where the model says.
 DCUDA_TEST(datatype_cursor_steps_any_distance_to_the_models_byte) {
   random_types types(2024);
   int steps_checked = 0;
@@ -159,11 +160,15 @@ DCUDA_TEST(datatype_cursor_steps_any_distance_to_the_models_byte) {
           t.size == 0 ? 1 : t.size, 1 + static_cast<std::uint64_t>(i) % total}) {
       std::uint64_t at = static_cast<std::uint64_t>(i * 7) % total;
       protocol::type_cursor cursor = protocol::cursor_at(t, at);
+      protocol::type_cursor stepped = cursor;  // by step_cursor, the fixed step's way
+      const protocol::cursor_step step = protocol::step_of(t, distance);
       while (true) {
         DCUDA_CHECK_EQ(protocol::offset_of(t, cursor), bytes[at]);
+        DCUDA_CHECK_EQ(protocol::offset_of(t, stepped), bytes[at]);
         ++steps_checked;
         if (at + distance >= total) break;
         protocol::advance_by(t, cursor, distance);
+        protocol::step_cursor(t, stepped, step);
         at += distance;
       }
     }

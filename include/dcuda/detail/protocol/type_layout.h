@@ -186,6 +186,48 @@ DCUDA_HD inline void advance_by(const type_layout& t, type_cursor& at, std::uint
   at.within = in_element - t.run_starts[run];
 }
 
+// A fixed step of a cursor, taken again and again (a lane's stride through a chunk): for a
+// strided layout the whole runs and the bytes left over in one step, divided out once, so that a
+// step costs a few additions (step_cursor); a listed layout steps by advance_by.
+struct cursor_step {
+  std::uint64_t bytes;
+  std::uint64_t runs;    // strided: whole runs in `bytes`
+  std::uint64_t within;  // strided: the bytes left over
+};
+
+DCUDA_HD inline cursor_step step_of(const type_layout& t, std::uint64_t bytes) {
+  if (t.kind != layout_kind::strided) return {bytes, 0, 0};
+  const std::uint64_t runs = quotient(bytes, t.run_bytes);
+  return {bytes, runs, bytes - runs * t.run_bytes};
+}
+
+// The same as advance_by(t, at, step.bytes), for a step made by step_of(t, ...).
+DCUDA_HD inline void step_cursor(const type_layout& t, type_cursor& at, const cursor_step& step) {
+  if (t.kind != layout_kind::strided) {
+    advance_by(t, at, step.bytes);
+    return;
+  }
+  at.within += step.within;
+  std::uint64_t run = at.run + step.runs;
+  if (at.within >= t.run_bytes) {
+    at.within -= t.run_bytes;
+    ++run;
+  }
+  if (run < t.run_count) {
+    at.run = run;
+  } else if (t.run_count == 1) {  // a type of one run (a predefined one): every run an element
+    at.run = 0;
+    at.element += run;
+  } else if (run - t.run_count < t.run_count) {
+    at.run = run - t.run_count;
+    ++at.element;
+  } else {
+    const std::uint64_t elements = quotient(run, t.run_count);
+    at.run = run - elements * t.run_count;
+    at.element += elements;
+  }
+}
+
 // Calls piece(source_offset, target_offset, bytes) for the pieces that copy packed bytes
 // [begin, end) of a buffer laid out as `source` into one laid out as `target` (their sizes per
 // element may differ; the packed streams are matched byte for byte), until it returns false.

@@ -1,7 +1,7 @@
 // How a typed copy (pack, unpack, a typed put) is shared out: the packed stream is cut into
 // chunks, the workers (warps) take chunks in turn, and the lanes of a worker copy each chunk's
 // pieces together (long runs, type_layout.h: for_each_piece) or its words in turn (short runs,
-// each lane stepping its own cursors: advance_by). Written once for both
+// each lane stepping its own cursors: step_cursor). Written once for both
 // compilers: the GPU runs every lane at once, the CPU tests run them one after another and check
 // every byte.
 #pragma once
@@ -98,6 +98,8 @@ DCUDA_HD void copy_words_of_range(const typed_copy& copy, std::uint64_t begin, s
   if (at >= end) return;
   type_cursor from = cursor_at(from_layout, at);
   type_cursor to = cursor_at(to_layout, at);
+  const cursor_step from_step = step_of(from_layout, step);
+  const cursor_step to_step = step_of(to_layout, step);
   while (at < end) {
     Word words[words_in_flight<Word>];
     std::int64_t targets[words_in_flight<Word>];
@@ -109,8 +111,8 @@ DCUDA_HD void copy_words_of_range(const typed_copy& copy, std::uint64_t begin, s
         words[k] = *reinterpret_cast<const Word*>(copy.source + offset_of(from_layout, from));
         targets[k] = offset_of(to_layout, to);
         if (at + (k + 1) * step < end) {
-          advance_by(from_layout, from, step);
-          advance_by(to_layout, to, step);
+          step_cursor(from_layout, from, from_step);
+          step_cursor(to_layout, to, to_step);
         }
       }
     }
