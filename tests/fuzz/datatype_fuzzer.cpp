@@ -200,6 +200,23 @@ void check(const typed& t) {
         violated("a cursor found another byte than the walk");
       }
     }
+    // A lane's steps through a copy: from a few starts, by a few strides, both ways of stepping.
+    for (const std::uint64_t stride : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{256}}) {
+      const dcuda::protocol::cursor_step step = dcuda::protocol::step_of(layout, stride);
+      for (std::uint64_t start = 0; start < packed.size && start < 3; ++start) {
+        dcuda::protocol::type_cursor far = dcuda::protocol::cursor_at(layout, start);
+        dcuda::protocol::type_cursor stepped = far;
+        for (std::uint64_t p = start; p < packed.size; p += stride) {
+          if (dcuda::protocol::offset_of(layout, far) != walked[p] ||
+              dcuda::protocol::offset_of(layout, stepped) != walked[p]) {
+            violated("a stepped cursor found another byte than the walk");
+          }
+          if (p + stride >= packed.size) break;
+          dcuda::protocol::advance_by(layout, far, stride);
+          dcuda::protocol::step_cursor(layout, stepped, step);
+        }
+      }
+    }
     if (t.expected.exact && walked != model_bytes(t.expected, f.extent, count)) {
       violated("the walk's bytes are not the model's");
     }
