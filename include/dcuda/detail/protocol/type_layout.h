@@ -73,6 +73,13 @@ DCUDA_HD inline std::uint64_t quotient(std::uint64_t a, std::uint64_t b) {
   return a / b;
 }
 
+// `value` in units of `unit`: returns value / unit and leaves the rest in `rest`.
+DCUDA_HD inline std::uint64_t split(std::uint64_t value, std::uint64_t unit, std::uint64_t& rest) {
+  const std::uint64_t units = quotient(value, unit);
+  rest = value - units * unit;
+  return units;
+}
+
 // Where the walk of a layout stands: in element `element`, run `run`, `within` bytes into it.
 struct type_cursor {
   std::uint64_t element;
@@ -103,11 +110,12 @@ DCUDA_HD inline std::uint64_t run_holding(const type_layout& t, std::uint64_t pa
 
 // The cursor of packed byte `packed` of a typed buffer (elements one after another); size > 0.
 DCUDA_HD inline type_cursor cursor_at(const type_layout& t, std::uint64_t packed) {
-  const std::uint64_t element = quotient(packed, t.size);
-  const std::uint64_t in_element = packed - element * t.size;
+  std::uint64_t in_element = 0;
+  const std::uint64_t element = split(packed, t.size, in_element);
   if (t.kind == layout_kind::strided) {
-    const std::uint64_t run = quotient(in_element, t.run_bytes);
-    return {element, run, in_element - run * t.run_bytes};
+    std::uint64_t within = 0;
+    const std::uint64_t run = split(in_element, t.run_bytes, within);
+    return {element, run, within};
   }
   const std::uint64_t run = run_holding(t, in_element);
   return {element, run, in_element - t.run_starts[run]};
@@ -154,24 +162,18 @@ DCUDA_HD inline void advance_by(const type_layout& t, type_cursor& at, std::uint
       at.within = within;
       return;
     }
-    const std::uint64_t runs = quotient(within, t.run_bytes);
-    at.within = within - runs * t.run_bytes;
-    const std::uint64_t run = at.run + runs;
+    const std::uint64_t run = at.run + split(within, t.run_bytes, at.within);
     if (run < t.run_count) {
       at.run = run;
       return;
     }
-    const std::uint64_t elements = quotient(run, t.run_count);
-    at.run = run - elements * t.run_count;
-    at.element += elements;
+    at.element += split(run, t.run_count, at.run);
     return;
   }
   std::uint64_t in_element = t.run_starts[at.run] + at.within + bytes;
   std::uint64_t run = at.run;
   if (in_element >= t.size) {
-    const std::uint64_t elements = quotient(in_element, t.size);
-    at.element += elements;
-    in_element -= elements * t.size;
+    at.element += split(in_element, t.size, in_element);
     run = 0;
   }
   constexpr std::uint64_t scanned_runs = 4;
@@ -197,8 +199,9 @@ struct cursor_step {
 
 DCUDA_HD inline cursor_step step_of(const type_layout& t, std::uint64_t bytes) {
   if (t.kind != layout_kind::strided) return {bytes, 0, 0};
-  const std::uint64_t runs = quotient(bytes, t.run_bytes);
-  return {bytes, runs, bytes - runs * t.run_bytes};
+  cursor_step step{bytes, 0, 0};
+  step.runs = split(bytes, t.run_bytes, step.within);
+  return step;
 }
 
 // The same as advance_by(t, at, step.bytes), for a step made by step_of(t, ...).
@@ -222,9 +225,7 @@ DCUDA_HD inline void step_cursor(const type_layout& t, type_cursor& at, const cu
     at.run = run - t.run_count;
     ++at.element;
   } else {
-    const std::uint64_t elements = quotient(run, t.run_count);
-    at.run = run - elements * t.run_count;
-    at.element += elements;
+    at.element += split(run, t.run_count, at.run);
   }
 }
 
