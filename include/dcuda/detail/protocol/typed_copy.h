@@ -27,8 +27,10 @@ inline constexpr std::uint32_t words_in_flight = sizeof(Word) >= 16 ? 4u : 8u;
 // worker together, each access of the warp contiguous. Shorter runs are copied word by word, the
 // lanes taking the chunk's words in turn, each stepping its own cursors: a matrix transpose's
 // 8-byte runs would otherwise leave 31 of 32 lanes idle, and per-word stepping costs more than it
-// saves where runs are long.
-inline constexpr std::uint64_t cooperative_run_bytes = 256;
+// saves where runs are long. One access of every lane of a warp at the widest word: a shorter
+// piece inside a chunk is what makes a piece-by-piece copy switch to word by word
+// (copy_pieces_of_range), so runs below it would walk their pieces only to switch.
+inline constexpr std::uint64_t cooperative_run_bytes = 32 * 16;
 
 enum class typed_copy_mode : std::uint32_t { lanes_together = 0, lanes_apart = 1 };
 
