@@ -37,7 +37,7 @@
 //                 time per transpose (process 0's MPI_Wtime), median of 7 repetitions
 //
 // How many ranks a typed put needs: V at N = 4096 shared among 1, 2, 4, ... ranks per GPU (up to
-// every resident rank; one dcuda session per count), rank r of process 0 putting its N / ranks
+// every resident rank; one dcuda_session per count), rank r of process 0 putting its N / ranks
 // rows to rank r of process 1, beside the contiguous puts of the same shares by the same ranks;
 // one table per count, then the count at which the typed put reaches 0.9 of the highest
 // contiguous figure of the sweep (the link as dcuda's puts reach it). Measured where N = 4096 is.
@@ -596,7 +596,7 @@ std::optional<dcuda_figures> measure_dcuda(const mpi_world& world, const options
 constexpr int spread_n = 4096;
 
 // V at spread_n put by 1, 2, 4, ... ranks per GPU together (rank r of process 0 to rank r of
-// process 1, its own rows), up to every rank that fits the GPU: one dcuda session per count.
+// process 1, its own rows), up to every rank that fits the GPU: one dcuda_session per count.
 // Each count's destination is checked whole once, as the cases' are.
 std::vector<spread_figures> measure_spread(const mpi_world& world, const options& command_line,
                                            const device_bytes& window) {

@@ -152,24 +152,9 @@ DCUDA_HD inline void advance(const type_layout& t, type_cursor& at, std::uint64_
   }
 }
 
-// Moves the cursor any number of bytes ahead, across runs and elements: a lane that copies every
-// 32nd word of a chunk steps this way. Arithmetic for strided layouts; for listed ones a short
-// forward scan, a search beyond a few runs.
-DCUDA_HD inline void advance_by(const type_layout& t, type_cursor& at, std::uint64_t bytes) {
-  if (t.kind == layout_kind::strided) {
-    const std::uint64_t within = at.within + bytes;
-    if (within < t.run_bytes) {
-      at.within = within;
-      return;
-    }
-    const std::uint64_t run = at.run + split(within, t.run_bytes, at.within);
-    if (run < t.run_count) {
-      at.run = run;
-      return;
-    }
-    at.element += split(run, t.run_count, at.run);
-    return;
-  }
+// Moves the cursor of a listed layout any number of bytes ahead, across runs and elements: a
+// short forward scan, a search beyond a few runs.
+DCUDA_HD inline void advance_listed_by(const type_layout& t, type_cursor& at, std::uint64_t bytes) {
   std::uint64_t in_element = t.run_starts[at.run] + at.within + bytes;
   std::uint64_t run = at.run;
   if (in_element >= t.size) {
@@ -190,7 +175,7 @@ DCUDA_HD inline void advance_by(const type_layout& t, type_cursor& at, std::uint
 
 // A fixed step of a cursor, taken again and again (a lane's stride through a chunk): for a
 // strided layout the whole runs and the bytes left over in one step, divided out once, so that a
-// step costs a few additions (step_cursor); a listed layout steps by advance_by.
+// step costs a few additions (step_cursor); a listed layout steps by advance_listed_by.
 struct cursor_step {
   std::uint64_t bytes;
   std::uint64_t runs;    // strided: whole runs in `bytes`
@@ -198,16 +183,15 @@ struct cursor_step {
 };
 
 DCUDA_HD inline cursor_step step_of(const type_layout& t, std::uint64_t bytes) {
-  if (t.kind != layout_kind::strided) return {bytes, 0, 0};
   cursor_step step{bytes, 0, 0};
-  step.runs = split(bytes, t.run_bytes, step.within);
+  if (t.kind == layout_kind::strided) step.runs = split(bytes, t.run_bytes, step.within);
   return step;
 }
 
-// The same as advance_by(t, at, step.bytes), for a step made by step_of(t, ...).
+// Moves the cursor step.bytes ahead, across runs and elements (step made by step_of(t, ...)).
 DCUDA_HD inline void step_cursor(const type_layout& t, type_cursor& at, const cursor_step& step) {
   if (t.kind != layout_kind::strided) {
-    advance_by(t, at, step.bytes);
+    advance_listed_by(t, at, step.bytes);
     return;
   }
   at.within += step.within;
@@ -227,6 +211,11 @@ DCUDA_HD inline void step_cursor(const type_layout& t, type_cursor& at, const cu
   } else {
     at.element += split(run, t.run_count, at.run);
   }
+}
+
+// Moves the cursor any number of bytes ahead, once.
+DCUDA_HD inline void advance_by(const type_layout& t, type_cursor& at, std::uint64_t bytes) {
+  step_cursor(t, at, step_of(t, bytes));
 }
 
 // Calls piece(source_offset, target_offset, bytes) for the pieces that copy packed bytes

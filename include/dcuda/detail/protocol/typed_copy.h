@@ -1,9 +1,8 @@
 // How a typed copy (pack, unpack, a typed put) is shared out: the packed stream is cut into
 // chunks, the workers (warps) take chunks in turn, and the lanes of a worker copy each chunk's
 // pieces together (long runs, type_layout.h: for_each_piece) or its words in turn (short runs,
-// each lane stepping its own cursors: step_cursor). Written once for both
-// compilers: the GPU runs every lane at once, the CPU tests run them one after another and check
-// every byte.
+// each lane stepping its own cursors: step_cursor). Written once for both compilers: the GPU runs
+// every lane at once, the CPU tests run them one after another and check every byte.
 #pragma once
 
 #include <cstdint>
