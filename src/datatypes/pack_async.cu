@@ -43,24 +43,9 @@ __global__ void __launch_bounds__(threads_per_block)
 template <typename... Arguments>
 void launch_kernel(std::uint32_t width, unsigned blocks, cudaStream_t stream,
                    Arguments... arguments) {
-  switch (width) {
-    case 16:
-      typed_copy_kernel<dcuda::protocol::typed_copy_detail::word16>
-          <<<blocks, threads_per_block, 0, stream>>>(arguments...);
-      break;
-    case 8:
-      typed_copy_kernel<std::uint64_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
-      break;
-    case 4:
-      typed_copy_kernel<std::uint32_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
-      break;
-    case 2:
-      typed_copy_kernel<std::uint16_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
-      break;
-    default:
-      typed_copy_kernel<std::uint8_t><<<blocks, threads_per_block, 0, stream>>>(arguments...);
-      break;
-  }
+  dcuda::protocol::with_access_word(width, [&](auto word) {
+    typed_copy_kernel<decltype(word)><<<blocks, threads_per_block, 0, stream>>>(arguments...);
+  });
 }
 
 void launch(const char* call, dcuda_datatype type, int count, const void* typed, const void* packed,
