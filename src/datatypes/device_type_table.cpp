@@ -31,11 +31,13 @@ void device_type_table::put(std::uint32_t id, std::uint32_t generation, const bu
   layout_tables& tables = tables_.at(id);
   tables.displacements = uploaded(built.displacements);
   tables.run_starts = uploaded(built.run_starts);
+  tables.run_index = uploaded(built.run_index);
   protocol::type_entry entry{};
   entry.generation = generation;
   entry.layout = built.layout;
   entry.layout.displacements = tables.displacements.get();
   entry.layout.run_starts = tables.run_starts.get();
+  entry.layout.run_index = built.run_index.empty() ? nullptr : tables.run_index.get();
   DCUDA_CUDA_CHECK(cudaMemcpy(entries_.get() + id, &entry, sizeof(entry), cudaMemcpyHostToDevice));
   // A copy from pageable memory may return before it has landed, and the kernels that read the
   // table run on streams that do not wait for the legacy stream: done before commit returns.

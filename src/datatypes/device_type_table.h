@@ -29,6 +29,7 @@ class device_type_table {
   struct layout_tables {
     runtime::device_array<std::int64_t> displacements;
     runtime::device_array<std::uint64_t> run_starts;
+    runtime::device_array<std::uint64_t> run_index;
   };
 
   int device_;

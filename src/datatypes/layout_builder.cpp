@@ -140,6 +140,18 @@ built_layout build_layout(const flat_type& type) {
   built.run_starts.push_back(packed);
   t.displacements = built.displacements.data();
   t.run_starts = built.run_starts.data();
+  // The run index (an empty type has none): one forward pass, the run holding every
+  // run_index_bytes-th packed byte, the last byte for the entries past the end.
+  if (t.size == 0) return built;
+  const std::uint64_t entries = protocol::run_index_entries(t.size);
+  built.run_index.reserve(entries);
+  std::uint64_t run = 0;
+  for (std::uint64_t entry = 0; entry < entries; ++entry) {
+    const std::uint64_t byte = std::min(entry * protocol::run_index_bytes, t.size - 1);
+    while (built.run_starts[run + 1] <= byte) ++run;
+    built.run_index.push_back(run);
+  }
+  t.run_index = built.run_index.data();
   return built;
 }
 

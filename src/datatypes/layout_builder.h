@@ -20,6 +20,7 @@ struct built_layout {
   protocol::type_layout layout{};  // its pointers: the vectors below (listed layouts)
   std::vector<std::int64_t> displacements;
   std::vector<std::uint64_t> run_starts;
+  std::vector<std::uint64_t> run_index;
 };
 
 // The layout of `type`: strided where every run has one length and the runs one stride, listed

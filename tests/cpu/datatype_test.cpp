@@ -177,6 +177,53 @@ DCUDA_TEST(datatype_cursor_steps_any_distance_to_the_models_byte) {
   DCUDA_CHECK(steps_checked > 10000);
 }
 
+// A listed layout spanning many run index entries: runs far shorter than an entry (many runs
+// per entry), and far longer (one run over several), in random order. Every packed byte is found
+// in its run through the index, as a search of all runs finds it.
+DCUDA_TEST(datatype_run_index_finds_every_bytes_run) {
+  std::mt19937 random(7);
+  std::vector<int> lengths;
+  std::vector<std::int64_t> displacements;
+  std::int64_t at = 0;
+  for (int i = 0; i < 400; ++i) {
+    const int length =
+        i % 5 == 0 ? 1 + static_cast<int>(random() % 20000) : 1 + static_cast<int>(random() % 300);
+    lengths.push_back(length);
+    displacements.push_back(at);
+    at += length + 1 + static_cast<std::int64_t>(random() % 7);  // never a stride
+  }
+  dcuda_datatype type{};
+  dcuda_type_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(),
+                      DCUDA_BYTE, &type);
+  dcuda_type_commit(&type);
+  const auto layout = datatypes::type_registry::instance().layout(type, "datatype_test");
+  const protocol::type_layout& t = layout->layout;
+  DCUDA_CHECK(t.kind == protocol::layout_kind::listed);
+  DCUDA_CHECK(t.run_index != nullptr);
+  DCUDA_CHECK(t.size > 20 * protocol::run_index_bytes);
+  std::uint64_t checked = 0;
+  for (std::uint64_t packed = 0; packed < t.size; packed += 1 + packed % 97) {
+    const std::uint64_t run = protocol::run_holding(t, packed);
+    DCUDA_CHECK_EQ(run, protocol::run_holding_between(t, packed, 0, t.run_count));
+    DCUDA_CHECK(t.run_starts[run] <= packed && packed < t.run_starts[run + 1]);
+    const protocol::type_cursor cursor = protocol::cursor_at(t, packed);
+    DCUDA_CHECK_EQ(protocol::offset_of(t, cursor),
+                   displacements[run] + static_cast<std::int64_t>(packed - t.run_starts[run]));
+    ++checked;
+  }
+  // Each entry's edges, where an off-by-one would land in the neighbouring run.
+  for (std::uint64_t entry = 1; entry * protocol::run_index_bytes < t.size; ++entry) {
+    for (const std::uint64_t packed :
+         {entry * protocol::run_index_bytes - 1, entry * protocol::run_index_bytes}) {
+      DCUDA_CHECK_EQ(protocol::run_holding(t, packed),
+                     protocol::run_holding_between(t, packed, 0, t.run_count));
+      ++checked;
+    }
+  }
+  DCUDA_CHECK(checked > 2000);
+  dcuda_type_free(&type);
+}
+
 DCUDA_TEST(datatype_column_and_contiguous_types_are_strided) {
   dcuda_datatype column;  // one column of a 100 x 30 row-major matrix of doubles
   dcuda_type_vector(100, 1, 30, DCUDA_DOUBLE, &column);
