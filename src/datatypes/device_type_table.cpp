@@ -37,7 +37,7 @@ void device_type_table::put(std::uint32_t id, std::uint32_t generation, const bu
   entry.layout = built.layout;
   entry.layout.displacements = tables.displacements.get();
   entry.layout.run_starts = tables.run_starts.get();
-  entry.layout.run_index = built.run_index.empty() ? nullptr : tables.run_index.get();
+  entry.layout.run_index = tables.run_index.get();  // null where the layout has none
   DCUDA_CUDA_CHECK(cudaMemcpy(entries_.get() + id, &entry, sizeof(entry), cudaMemcpyHostToDevice));
   // A copy from pageable memory may return before it has landed, and the kernels that read the
   // table run on streams that do not wait for the legacy stream: done before commit returns.

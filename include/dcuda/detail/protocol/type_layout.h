@@ -53,8 +53,8 @@ struct type_layout {
   const std::uint64_t* run_index;
 };
 
-// Packed bytes per entry of a listed layout's run index: one typed copy chunk (typed_copy.h), so
-// each chunk's first cursor finds its run within one entry's span.
+// Packed bytes per entry of a listed layout's run index: one typed copy chunk (typed_copy.h
+// checks that the two stay equal).
 inline constexpr std::uint64_t run_index_bytes = 4096;
 
 // Entries of the run index of a layout of `size` packed bytes.

@@ -15,6 +15,9 @@ namespace dcuda::protocol {
 // Packed bytes a worker takes at a time: a few KiB keep every warp busy on one piece of work
 // while the chunks stay many enough to share a small copy among all warps of a rank.
 inline constexpr std::uint64_t typed_chunk_bytes = 4096;
+// A listed layout's run index has one entry per chunk's worth of packed bytes, so that each
+// chunk's first cursor searches the runs of about one entry (type_layout.h).
+static_assert(run_index_bytes == typed_chunk_bytes, "the run index is sized to the copy's chunks");
 
 // Words a lane loads before it stores any: reads in flight keep the memory (or the link) busy
 // where a rank has few warps. 64 bytes a lane (8 words, 4 of 16 bytes), in registers: 128 bytes
