@@ -5,9 +5,8 @@
 #include <set>
 
 namespace dcuda::datatypes {
-namespace {
 
-bool strided(const std::vector<run>& runs) {
+bool strided_runs(const std::vector<run>& runs) {
   if (runs.empty()) return false;
   for (std::size_t i = 1; i < runs.size(); ++i) {
     if (runs[i].length != runs[0].length) return false;
@@ -18,6 +17,8 @@ bool strided(const std::vector<run>& runs) {
   }
   return true;
 }
+
+namespace {
 
 // Whether two runs of one element share a byte (the runs in address order, each against the
 // furthest end seen before it).
@@ -121,7 +122,7 @@ built_layout build_layout(const flat_type& type) {
   t.unit = access_unit(type);
   t.overlap_period = overlap_period(type);
   t.run_count = type.runs.size();
-  if (strided(type.runs)) {
+  if (strided_runs(type.runs)) {
     t.kind = protocol::layout_kind::strided;
     t.first = type.runs[0].displacement;
     t.stride = type.runs.size() > 1 ? type.runs[1].displacement - type.runs[0].displacement : 0;

@@ -23,6 +23,10 @@ struct built_layout {
   std::vector<std::uint64_t> run_index;
 };
 
+// Whether build_layout makes `runs` a strided layout (one length, one stride) rather than a listed
+// one, which also gets a run index of protocol::run_index_entries(size) entries.
+bool strided_runs(const std::vector<run>& runs);
+
 // The layout of `type`: strided where every run has one length and the runs one stride, listed
 // otherwise; its access unit and whether one element covers a byte twice. The result's pointers
 // point into itself: keep it where it is (moving a vector keeps its buffer).
