@@ -1,5 +1,7 @@
 // typed_put_bandwidth: what typed puts between two GPUs cost (extension, not in the thesis):
-// `mpirun -np 2 typed_put_bandwidth`, one process per GPU of one node, the peer path (NVLink).
+// `mpirun -np 2 typed_put_bandwidth`, one process per GPU of one node, the peer path (NVLink); with
+// DCUDA_FORCE_NETWORK=1 (or processes on different nodes, or GPUs without peer access) the network
+// path (host proxies and MPI), written as typed_put_bandwidth_network.json.
 // Each GPU runs one rank of 1024 threads (--dcuda-ranks-per-device=1): world rank 0 (process 0)
 // puts to world rank 1, the rank of process 1; the copy is made by the sending rank's 32 warps
 // alone (no ranks cooperate).
@@ -49,9 +51,10 @@
 // least margin). Unset, unreadable or without lines of the same layout, N and Size, it says so in
 // one line and prints no such table.
 //
-// Typed puts take the peer path only (the network path is not there yet): with one GPU, with
-// processes on different (emulated) nodes, with DCUDA_FORCE_NETWORK=1 or without peer access
-// between the GPUs it prints "SKIP: typed_put_bandwidth: <why>" and exits with status 0.
+// On the network path the contiguous reference takes the same path, the rank sweep and the
+// NVSHMEM tables are left out (they are about the peer path), and the targets are V and T at least
+// 0.85 of the contiguous put. With one GPU it prints "SKIP: typed_put_bandwidth: <why>" and exits
+// with status 0.
 // --n=N1,N2,... (multiples of 4) measures only those N and writes typed_put_bandwidth_partial.json
 // without targets.
 #include <algorithm>
@@ -82,8 +85,15 @@ namespace {
 using namespace dcuda_bench;
 
 constexpr const char* benchmark = "typed_put_bandwidth";
+
+// Which path the two processes' ranks reach each other by, found by the session's probe.
+bool network_path = false;
+std::string path_text() {
+  return network_path ? "the network path (host proxies and MPI)" : "the peer path (NVLink)";
+}
 constexpr const char* description =
-    "bandwidth of dcuda_put_notify_typed between the GPUs of 2 processes over the peer path (a "
+    "bandwidth of dcuda_put_notify_typed between the GPUs of 2 processes over the peer path, or "
+    "the network path with DCUDA_FORCE_NETWORK=1 (a "
     "column block, the lower triangle and the transpose of an N x N matrix of doubles, N = 1024 "
     ".. 8192) against a contiguous dcuda_put_notify of the packed bytes, and the transpose "
     "against host-staged MPI derived datatypes; run it as mpirun -np 2; --n=N1,N2,... measures "
@@ -130,20 +140,6 @@ selection select_cases(options& command_line) {
   }
   command_line.dcuda_arguments = rest;
   return chosen;
-}
-
-// Whether this process's settings force the network path, as dcuda reads them: the last
-// --dcuda-force-network=B argument, else $DCUDA_FORCE_NETWORK.
-bool forces_network(const options& command_line) {
-  std::string value;
-  if (const char* variable = std::getenv("DCUDA_FORCE_NETWORK"); variable != nullptr) {
-    value = variable;
-  }
-  const std::string prefix = "--dcuda-force-network=";
-  for (const std::string& argument : command_line.dcuda_arguments) {
-    if (argument.rfind(prefix, 0) == 0) value = argument.substr(prefix.size());
-  }
-  return value == "1" || value == "on" || value == "yes" || value == "true";
 }
 
 // Bytes of one rank's window at n: two n x n matrices of doubles.
@@ -506,16 +502,13 @@ std::string case_text(const case_plan& plan) {
 }
 
 // One dcuda session over both processes: the probe, then every layout at every N that fits. No
-// MPI while the session lives. Returns nullopt (after printing SKIP) where the processes do not
-// reach each other by the peer path.
+// MPI while the session lives.
 std::optional<dcuda_figures> measure_dcuda(const mpi_world& world, const options& command_line,
                                            const std::vector<int>& sizes, bool partial,
                                            std::optional<report>& out,
                                            std::optional<device_bytes>& window) {
   dcuda_figures figures;
   std::vector<std::string> failures;  // this process's receiver's findings
-  bool peer = true;
-  int node_count = 1;
   {
     dcuda_session session(command_line, typed_kernel, threads_per_rank,
                           {"--dcuda-ranks-per-device=1"});
@@ -529,7 +522,6 @@ std::optional<dcuda_figures> measure_dcuda(const mpi_world& world, const options
                               "multi-process runtime)");
     }
     figures.ranks = info.rank_count;
-    node_count = info.node_count;
     std::uint64_t largest_window = 0;
     for (const int n : sizes) largest_window = std::max(largest_window, window_bytes_for(n));
     window.emplace(static_cast<std::size_t>(largest_window));
@@ -538,12 +530,12 @@ std::optional<dcuda_figures> measure_dcuda(const mpi_world& world, const options
     probe.probe = true;
     probe.first_remote = n0;
     session.run(probe);
-    peer = probe.peer_path != 0;
-
-    if (peer) {
+    // Both processes decide the path together; any() keeps them in step all the same.
+    network_path = world.any(probe.peer_path == 0);
+    {
       if (world.prints() && !out) {
-        out.emplace(partial ? std::string(benchmark) + "_partial" : std::string(benchmark),
-                    command_line, current_device());
+        const std::string name = std::string(benchmark) + (network_path ? "_network" : "");
+        out.emplace(partial ? name + "_partial" : name, command_line, current_device());
       }
       for (const int n : sizes) {
         for (const layout_kind kind : kinds) {
@@ -574,17 +566,6 @@ std::optional<dcuda_figures> measure_dcuda(const mpi_world& world, const options
     }
   }
   if (!failures.empty()) fail_job(benchmark, failures.front());
-  // Both processes decide the peer path together; any() keeps them in step all the same.
-  if (world.any(!peer)) {
-    skip_for(world, node_count > 1
-                        ? "the 2 processes are on different (emulated) nodes "
-                          "(DCUDA_EMULATE_NODES?), so dcuda reaches process 1 through the network "
-                          "path, and typed puts take the peer path only (not the network path yet)"
-                        : "GPU 0 and GPU 1 cannot map each other's memory (no peer access), so "
-                          "dcuda reaches process 1 through the network path, and typed puts take "
-                          "the peer path only (not the network path yet)");
-    return std::nullopt;
-  }
   // The other process may have found wrong bytes: it ends the job; this one waits for it here.
   world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
   return figures;
@@ -651,7 +632,7 @@ void print_spread(report& out, const std::vector<spread_figures>& rows) {
   }
   const spread_figures* enough = nullptr;
   for (const spread_figures& f : rows) {
-    table results{"dcuda_put_notify_typed over the peer path (NVLink) of V at N = " +
+    table results{"dcuda_put_notify_typed over " + path_text() + " of V at N = " +
                       std::to_string(spread_n) + " shared among " + std::to_string(f.ranks) +
                       " ranks per GPU: rank r of process 0 puts rows [r R, (r + 1) R) of the "
                       "column block (R = N / ranks, dcuda_type_vector(R, N/2, N, DCUDA_DOUBLE)) "
@@ -761,9 +742,8 @@ double mpi_staged_transpose_us(const mpi_world& world, int n, const device_bytes
 }
 
 table bandwidth_table(layout_kind kind, int ranks) {
-  return table{std::string("dcuda_put_notify_typed over the peer path (NVLink), world rank 0 on "
-                           "GPU 0 -> world rank 1 on GPU 1, of ") +
-                   kind_detail(kind),
+  return table{"dcuda_put_notify_typed over " + path_text() +
+                   ", world rank 0 on GPU 0 -> world rank 1 on GPU 1, of " + kind_detail(kind),
                "GB/s",
                "contiguous put",
                "dcuda_put_notify of the packed bytes (one contiguous run) from the same rank to "
@@ -865,13 +845,6 @@ int main(int argc, char** argv) {
   options command_line = parse_options(argc, argv, benchmark, description);
   const selection chosen = select_cases(command_line);
   if (skip_without_two_gpus(world, /*one_node=*/true)) return 0;
-  if (skip_for(world, world.any(forces_network(command_line))
-                          ? "DCUDA_FORCE_NETWORK=1 (--dcuda-force-network=1) sends to the other "
-                            "process through the network path, and typed puts take the peer path "
-                            "only (not the network path yet)"
-                          : "")) {
-    return 0;
-  }
 
   std::vector<int> sizes;  // the N that fit a window
   for (const int n : chosen.sizes) {
@@ -897,7 +870,7 @@ int main(int argc, char** argv) {
       measure_dcuda(world, command_line, sizes, chosen.partial, out, window);
   if (!dcuda) return 0;
   std::vector<spread_figures> spread;
-  if (std::find(sizes.begin(), sizes.end(), spread_n) != sizes.end()) {
+  if (!network_path && std::find(sizes.begin(), sizes.end(), spread_n) != sizes.end()) {
     spread = measure_spread(world, command_line, *window);
   }
   require_distinct_gpus(world);
@@ -922,8 +895,8 @@ int main(int argc, char** argv) {
     }
     out->print(results);
   }
-  table staged{std::string("time per transpose: dcuda_put_notify_typed over the peer path "
-                           "(NVLink), world rank 0 on GPU 0 -> world rank 1 on GPU 1, of ") +
+  table staged{"time per transpose: dcuda_put_notify_typed over " + path_text() +
+                   ", world rank 0 on GPU 0 -> world rank 1 on GPU 1, of " +
                    kind_detail(layout_kind::transpose) + "; the time of one put in its passes",
                "us",
                "MPI staged",
@@ -945,10 +918,20 @@ int main(int argc, char** argv) {
     lowest_speedup = std::min(lowest_speedup, mpi_us[i] / f.typed_us.median);
   }
   out->print(staged);
-  const std::optional<target> iput_target = print_against_iput(*out, *dcuda);
+  const std::optional<target> iput_target =
+      network_path ? std::nullopt : print_against_iput(*out, *dcuda);
   if (!spread.empty()) print_spread(*out, spread);
 
-  if (!chosen.partial) {
+  if (!chosen.partial && network_path) {
+    // Over the network path: V and T at least 0.85 of the contiguous put of the same bytes.
+    for (const layout_kind kind : {layout_kind::column_block, layout_kind::lower_triangle}) {
+      out->check({std::string(kind == layout_kind::column_block ? "V (column block)"
+                                                                : "T (lower triangle)") +
+                      ": dcuda_put_notify_typed / contiguous dcuda_put_notify, network path, "
+                      "lowest over N",
+                  "ratio", lowest[static_cast<int>(kind)], 0.85, false});
+    }
+  } else if (!chosen.partial) {
     // The typed puts' targets: V at least 0.90 and T at least 0.80 of the contiguous put of the
     // same bytes, every N; the transpose at least 10 x faster than host-staged MPI datatypes.
     out->check(

@@ -32,6 +32,28 @@ std::uint32_t delivery_jobs::copy_from_host(void* destination, const void* sourc
   return submit_copy(destination, source, bytes, counter, true);
 }
 
+std::uint32_t delivery_jobs::pack_piece(void* piece, std::size_t bytes) {
+  return submit_piece(protocol::delivery_job_kind::pack_piece, piece, bytes, nullptr);
+}
+
+std::uint32_t delivery_jobs::unpack_piece(void* piece, std::size_t bytes, std::uint32_t* counter) {
+  return submit_piece(protocol::delivery_job_kind::unpack_piece, piece, bytes, counter);
+}
+
+std::uint32_t delivery_jobs::submit_piece(protocol::delivery_job_kind kind, void* piece,
+                                          std::size_t bytes, std::uint32_t* counter) {
+  if (bytes > std::numeric_limits<std::uint32_t>::max()) {
+    throw error("host proxy: a typed piece of " + std::to_string(bytes) +
+                " bytes; the delivery agent takes at most 4 GiB - 1 per job");
+  }
+  protocol::delivery_job job{};
+  job.kind = kind;
+  job.bytes = static_cast<std::uint32_t>(bytes);
+  job.source = reinterpret_cast<std::uint64_t>(piece);
+  job.counter = reinterpret_cast<std::uint64_t>(counter);
+  return submit(job);
+}
+
 std::uint32_t delivery_jobs::submit_copy(void* destination, const void* source, std::size_t bytes,
                                          std::uint32_t* counter, bool source_on_host) {
   if (bytes > std::numeric_limits<std::uint32_t>::max()) {

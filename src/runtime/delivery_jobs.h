@@ -25,6 +25,10 @@ class delivery_jobs {
                                std::uint32_t* counter = nullptr);
   std::uint32_t copy_from_device(void* destination, const void* source, std::size_t bytes);
   std::uint32_t count(std::uint32_t* counter);
+  // A typed put's piece (protocol/typed_piece.h): `piece` holds the typed_piece_job, then the
+  // piece's `bytes` packed bytes. `counter` as for copy_from_host, after the unpack.
+  std::uint32_t pack_piece(void* piece, std::size_t bytes);
+  std::uint32_t unpack_piece(void* piece, std::size_t bytes, std::uint32_t* counter);
 
   bool finished(std::uint32_t job) const;
   bool all_finished() const { return finished_count() == issued_; }
@@ -34,6 +38,8 @@ class delivery_jobs {
  private:
   std::uint32_t submit_copy(void* destination, const void* source, std::size_t bytes,
                             std::uint32_t* counter, bool source_on_host);
+  std::uint32_t submit_piece(protocol::delivery_job_kind kind, void* piece, std::size_t bytes,
+                             std::uint32_t* counter);
   std::uint32_t submit(const protocol::delivery_job& job);
 
   protocol::delivery_queue* queue_;

@@ -57,6 +57,8 @@ class device_buffers {
 
   // For the host proxy.
   std::uint32_t* device_notifications() const { return device_notifications_.get(); }
+  // The committed datatypes as this GPU reads them (device memory).
+  const protocol::type_entry* type_table() const { return context_.types; }
   // The delivery agent's queue as the host sees it; null with one process (no agent).
   protocol::delivery_queue* delivery_queue() const { return delivery_queue_.host(); }
   bool uses_network() const { return context_.uses_network != 0; }

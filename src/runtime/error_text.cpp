@@ -144,11 +144,6 @@ std::string describe_error(const protocol::error_report& report,
       text << "the source's " << v[0] << " bytes (count x its type's size) are not the target's "
            << v[1] << " bytes";
       break;
-    case error_code::typed_put_to_network:
-      text << "target rank " << v[0]
-           << " is reached over the network path, which typed puts do not take yet (pack the "
-              "data with dcuda_pack and put it contiguous)";
-      break;
     default:
       text << "error code " << report.code;
       break;

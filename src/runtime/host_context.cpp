@@ -40,6 +40,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   if (shape.process_count > 1) {  // allocated now: cudaHostAlloc waits while a kernel fills the GPU
     outgoing_staging_.emplace(staging_bytes);
     incoming_staging_.emplace(staging_bytes);
+    received_layouts_.emplace(received_layout_bytes);
   }
   if (!settings.allow_shared_gpus && !paths_.shared_gpu_warning.empty()) {
     std::fputs(paths_.shared_gpu_warning.c_str(), stderr);
@@ -136,7 +137,8 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   try {
     if (buffers_.shape().process_count > 1) {
       network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
-                      *incoming_staging_, settings_.network_trace, settings_.network_chunk_bytes);
+                      *incoming_staging_, *received_layouts_, settings_.network_trace,
+                      settings_.network_chunk_bytes);
     }
     return finish_run(network, user_data, device_data, size);
   } catch (const std::exception& failure) {

@@ -62,6 +62,10 @@ struct dcuda_host_context {
   static constexpr std::size_t staging_bytes = std::size_t{64} << 20;
   std::optional<dcuda::runtime::pinned_pool> outgoing_staging_;
   std::optional<dcuda::runtime::pinned_pool> incoming_staging_;
+  // Pinned memory for the target layouts other processes send with typed puts, per run
+  // (runtime/received_layouts.h).
+  static constexpr std::size_t received_layout_bytes = std::size_t{32} << 20;
+  std::optional<dcuda::runtime::pinned_pool> received_layouts_;
   dcuda::runtime::cuda_stream stream_;
   dcuda::runtime::device_array<char> user_data_;
   std::vector<double> timings_;

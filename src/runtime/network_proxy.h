@@ -12,14 +12,24 @@
 // out. Incoming: the engine receives into pinned memory; the agent copies the payload into the
 // window and then adds the notification, so the counter never runs ahead of the data.
 //
+// A typed put goes the same way in pieces of the packed stream (protocol/typed_piece.h): the
+// agent packs each piece into staging, and the receiver's agent unpacks it into the window with
+// the target's layout, which the proxy sends each process once per run, before the first piece
+// that needs it.
+//
 // Everything runs on the proxy thread, except waiting_for(), which the watchdog calls.
 #pragma once
 
 #include <deque>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
+
+#include "dcuda/datatype.h"
+#include "dcuda/detail/protocol/typed_piece.h"
 
 #include "runtime/delivery_jobs.h"
 #include "runtime/channel_consumer.h"
@@ -27,6 +37,7 @@
 #include "runtime/network_trace.h"
 #include "runtime/pinned_pool.h"
 #include "runtime/process_paths.h"
+#include "runtime/received_layouts.h"
 #include "runtime/shared_memory_mappings.h"
 #include "runtime/world_collectives.h"
 #include "transport/mpi_engine.h"
@@ -37,14 +48,15 @@ class network_proxy final : public transport::delivery {
  public:
   // `outgoing` and `incoming`: pinned staging for each direction, kept apart so that buffers
   // waiting for a send to complete never starve the receives that let other processes go on.
+  // `layouts`: pinned memory for the target layouts other processes send (received_layouts.h).
   // `trace_prefix`: DCUDA_NETWORK_TRACE (empty: off). `chunk_bytes`: DCUDA_NETWORK_CHUNK, the
   // stage of the pipeline: a staged payload goes out in pieces of this size, each one engine chunk.
 
   // `paths`, `ranks`, `shared_memory`: what dcuda_host_init and dcuda_host_share_memory set up.
   network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
                 const shared_memory_mappings& shared_memory, device_buffers& buffers,
-                pinned_pool& outgoing, pinned_pool& incoming, const std::string& trace_prefix,
-                std::size_t chunk_bytes);
+                pinned_pool& outgoing, pinned_pool& incoming, pinned_pool& layouts,
+                const std::string& trace_prefix, std::size_t chunk_bytes);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
   ~network_proxy() override = default;
@@ -84,18 +96,34 @@ class network_proxy final : public transport::delivery {
     int device_rank = 0;
     std::uint32_t acknowledgement = 0;  // stored into host_acks once posted (0: none)
     bool post = true;                   // false: a ping, only acknowledged
+    // A typed piece: its wire header, written over the agent's typed_piece_job once it packed.
+    std::optional<protocol::typed_piece_header> piece_header;
+  };
+  struct typed_outgoing {             // what a typed put needs beyond a put
+    std::uint64_t source_layout = 0;  // device address of the source type's layout
+    dcuda_datatype target_type{};
+    std::vector<char> encoded_layout;  // the target layout, for a process that has not had it
+    std::size_t layout_next = 0;       // its bytes already given to parts
+    std::size_t pieces = 0;            // pieces already queued
   };
   struct waiting_operation {  // taken from the channel, not yet given buffers
     protocol::remote_operation op{};
     std::uint64_t source = 0;  // device address of a staged payload
     std::string inline_payload;
     std::size_t next = 0;  // staged: bytes already given to copies
+    std::optional<typed_outgoing> typed;
   };
   struct delivery_step {
     std::uint32_t job;  // the agent's copy into the window
     pinned_pool::buffer payload;
   };
   bool admit_waiting();
+  // A typed put's layout parts and pieces; false while staging or agent jobs are short.
+  bool admit_typed(waiting_operation& waiting, int device_rank);
+  void take_typed_request(waiting_operation& waiting, const channel_message& message);
+  void land_layout_part(const protocol::remote_operation& op, void* landing);
+  void land_typed_piece(const protocol::remote_operation& op, void* landing,
+                        std::uint32_t* counter);
   bool post_ready();
   bool finish_deliveries();
   static bool lands_small(const protocol::remote_operation& op);
@@ -103,6 +131,7 @@ class network_proxy final : public transport::delivery {
   const std::size_t piece_bytes_;  // a staged payload's pieces: one engine chunk each
   device_buffers& buffers_;
   world_shape shape_;
+  bootstrap::rank_layout ranks_;
   pinned_pool& outgoing_pool_;
   pinned_pool& incoming_pool_;
   delivery_jobs agent_;
@@ -120,6 +149,10 @@ class network_proxy final : public transport::delivery {
   std::vector<std::uint64_t> small_landings_;
   std::vector<std::uint32_t> free_small_landings_;
   std::deque<delivery_step> delivering_;
+  // Target layouts sent, by process, type id and generation (each goes once per run), and those
+  // received.
+  std::set<std::tuple<int, std::uint32_t, std::uint32_t>> layouts_sent_;
+  received_layouts layouts_received_;
   world_collectives collectives_;
 
   network_trace trace_;

@@ -6,6 +6,7 @@
 
 #include "dcuda/detail/protocol/calls.h"
 #include "dcuda/detail/protocol/compact_operation.h"
+#include "dcuda/detail/protocol/typed_piece.h"
 #include "dcuda/detail/protocol/window_table.h"
 #include "dcuda/detail/protocol/world_collective.h"
 
@@ -16,10 +17,18 @@ using protocol::operation_kind;
 using protocol::remote_operation;
 
 bool known_kind(std::int32_t kind) {
-  return kind == static_cast<std::int32_t>(operation_kind::put) ||
-         kind == static_cast<std::int32_t>(operation_kind::put_notify) ||
-         kind == static_cast<std::int32_t>(operation_kind::notify);
+  return kind >= static_cast<std::int32_t>(operation_kind::put) &&
+         kind <= static_cast<std::int32_t>(operation_kind::type_layout);
 }
+
+bool layout_part(const remote_operation& op) {
+  return op.kind == static_cast<std::int32_t>(operation_kind::type_layout);
+}
+
+// Where a typed put's element 0 may lie from the window's base: far enough inside 64 bits that
+// adding the bytes its elements touch (at most 2^61 either way, protocol::typed_range) cannot
+// overflow.
+constexpr std::int64_t typed_offset_reach = std::int64_t{1} << 62;
 
 const char* kind_name(std::int32_t kind) {
   switch (kind) {
@@ -29,6 +38,12 @@ const char* kind_name(std::int32_t kind) {
       return "put_notify";
     case static_cast<std::int32_t>(operation_kind::notify):
       return "notify";
+    case static_cast<std::int32_t>(operation_kind::typed_put):
+      return "typed_put";
+    case static_cast<std::int32_t>(operation_kind::typed_put_notify):
+      return "typed_put_notify";
+    case static_cast<std::int32_t>(operation_kind::type_layout):
+      return "type_layout";
     default:
       return "unknown";
   }
@@ -60,12 +75,13 @@ std::string describe(const remote_operation& op) {
 
 // The checks both directions share: kind, tag, payload range. `what()` names the message; it is
 // called only for an error, since these checks run on every operation the proxy sends or
-// receives.
+// receives. A typed put that a rank hands its proxy (`from_rank`) is one operation of all its
+// packed bytes; on the network it travels as pieces and layout parts, each a head and bytes.
 template <typename Description>
-std::string check_common(const remote_operation& op, const Description& what) {
+std::string check_common(const remote_operation& op, bool from_rank, const Description& what) {
   if (!known_kind(op.kind)) {
     return what() + ": kind " + std::to_string(op.kind) + " is none of put (1), put_notify (2), " +
-           "notify (3)";
+           "notify (3), typed_put (4), typed_put_notify (5), type_layout (6)";
   }
   if (protocol::notifies(op) && (op.tag < 0 || op.tag >= protocol::tag_count)) {
     return what() + ": tag " + std::to_string(op.tag) + " is outside 0.." +
@@ -74,6 +90,26 @@ std::string check_common(const remote_operation& op, const Description& what) {
   if (op.size < 0) return what() + ": size " + std::to_string(op.size) + " is negative";
   if (op.kind == static_cast<std::int32_t>(operation_kind::notify) && op.size != 0) {
     return what() + ": a notify carries no payload, but size is " + std::to_string(op.size);
+  }
+  const bool typed = protocol::typed_piece(op) || layout_part(op);
+  if (typed && !from_rank && op.size < protocol::typed_piece_header_bytes) {
+    return what() + ": size " + std::to_string(op.size) + " is less than its " +
+           std::to_string(protocol::typed_piece_header_bytes) + "-byte head";
+  }
+  if (layout_part(op)) {
+    if (from_rank) return what() + ": ranks send no type_layout";
+    return {};
+  }
+  if (protocol::typed_piece(op)) {
+    if (op.window < 0 || op.window >= protocol::max_windows) {
+      return what() + ": window slot " + std::to_string(op.window) + " is outside 0.." +
+             std::to_string(protocol::max_windows - 1);
+    }
+    if (op.offset < -typed_offset_reach || op.offset > typed_offset_reach) {
+      return what() + ": offset " + std::to_string(op.offset) +
+             " is further than 2^62 from the window";
+    }
+    return {};
   }
   if (protocol::carries_payload(op)) {
     if (op.window < 0 || op.window >= protocol::max_windows) {
@@ -105,7 +141,7 @@ std::string check_operation_fields(const remote_operation& op, const header_limi
     return std::string("process " + std::to_string(limits.source_process) + " sent " +
                        describe(op));
   };
-  if (std::string problem = check_common(op, what); !problem.empty()) return problem;
+  if (std::string problem = check_common(op, false, what); !problem.empty()) return problem;
   if (!within(op.source_rank, limits.source_rank_start, limits.source_rank_count)) {
     return what() + ": source rank " + std::to_string(op.source_rank) +
            " is not one of the sender's " +
@@ -318,7 +354,7 @@ std::string check_channel_operation(const remote_operation& op, int issuing_rank
     return std::string("command channel: rank " + std::to_string(issuing_rank) + " handed over " +
                        describe(op));
   };
-  if (std::string problem = check_common(op, what); !problem.empty()) return problem;
+  if (std::string problem = check_common(op, true, what); !problem.empty()) return problem;
   if (op.source_rank != issuing_rank) {
     return what() + ": source rank " + std::to_string(op.source_rank) +
            " is not the rank of the entry, " + std::to_string(issuing_rank);
@@ -327,7 +363,9 @@ std::string check_channel_operation(const remote_operation& op, int issuing_rank
     return what() + ": target rank " + std::to_string(op.target_rank) + " is outside 0.." +
            std::to_string(limits.world_size - 1);
   }
-  if (op.size > std::numeric_limits<std::int32_t>::max()) {
+  // A typed put's size counts packed bytes (count x the type's size, which the proxy checks
+  // against both types); any other size is a device int.
+  if (!protocol::typed_piece(op) && op.size > std::numeric_limits<std::int32_t>::max()) {
     return what() + ": size " + std::to_string(op.size) + " is more than a device int";
   }
   return {};
@@ -355,6 +393,10 @@ std::string check_compact_operation(const remote_operation& op, const channel_li
   if (!within(op.source_rank, limits.rank_start, limits.rank_count)) {
     return "command channel: a compact entry of rank " + std::to_string(op.source_rank) +
            ", which is not one of this GPU's " + rank_span(limits.rank_start, limits.rank_count);
+  }
+  if (protocol::typed_piece(op) || layout_part(op)) {
+    return "command channel: rank " + std::to_string(op.source_rank) + " handed over " +
+           describe(op) + " as a compact entry, which carries only a put, put_notify or notify";
   }
   if (op.size > protocol::compact_payload_bytes) {
     return "command channel: rank " + std::to_string(op.source_rank) + " handed over " +

@@ -92,11 +92,29 @@ DCUDA_TEST(operation_headers_well_formed_are_accepted) {
   }
 }
 
-// Counted in docs/reliability.md: 17 malformed headers by field, 5 by byte count.
+// Counted in docs/reliability.md: 20 malformed headers by field, 5 by byte count.
 DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_field) {
   const std::vector<header_case> cases = {
       {"kind 0", [](remote_operation& op) { op.kind = 0; }, {"process 2", "kind 0"}},
-      {"kind 4", [](remote_operation& op) { op.kind = 4; }, {"process 2", "kind 4"}},
+      {"kind 7", [](remote_operation& op) { op.kind = 7; }, {"process 2", "kind 7"}},
+      {"typed piece shorter than its head",
+       [](remote_operation& op) {
+         op.kind = static_cast<std::int32_t>(operation_kind::typed_put);
+         op.size = 16;
+       },
+       {"process 2", "typed_put", "size 16", "32-byte head"}},
+      {"typed piece far from its window",
+       [](remote_operation& op) {
+         op.kind = static_cast<std::int32_t>(operation_kind::typed_put_notify);
+         op.offset = (std::int64_t{1} << 62) + 1;
+       },
+       {"typed_put_notify", "offset 4611686018427387905", "2^62"}},
+      {"typed piece for window 32",
+       [](remote_operation& op) {
+         op.kind = static_cast<std::int32_t>(operation_kind::typed_put);
+         op.window = 32;
+       },
+       {"window slot 32"}},
       {"target far",
        [](remote_operation& op) { op.target_rank = 123456789; },
        {"process 2", "target rank 123456789", "ranks 0..3"}},
@@ -145,7 +163,7 @@ DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_fie
     check_mentions(checks::check_operation_header(message, receiver()), c.mentions, c.name);
     ++rejected;
   }
-  DCUDA_CHECK_EQ(rejected, 17);
+  DCUDA_CHECK_EQ(rejected, 20);
 }
 
 DCUDA_TEST(operation_headers_whose_byte_count_differs_from_the_header_are_rejected) {
@@ -506,3 +524,20 @@ DCUDA_TEST(channel_consumer_refuses_malformed_entries_before_using_them) {
 }
 
 }  // namespace
+
+// A typed put's operation as a rank hands it over: all its packed bytes (more than a device int
+// may count them), its element 0 anywhere the window's range check allows; ranks never send a
+// layout, and no typed operation comes as a compact entry.
+DCUDA_TEST(typed_operations_from_ranks_are_checked_as_typed) {
+  remote_operation typed = channel_op(operation_kind::typed_put_notify, 0);
+  typed.size = std::int64_t{3} << 31;
+  DCUDA_CHECK_EQ(checks::check_channel_operation(typed, 9, gpu_ranks), std::string());
+  typed.offset = -64;
+  DCUDA_CHECK_EQ(checks::check_channel_operation(typed, 9, gpu_ranks), std::string());
+  remote_operation layout = channel_op(operation_kind::type_layout, 64);
+  check_mentions(checks::check_channel_operation(layout, 9, gpu_ranks),
+                 {"rank 9", "type_layout", "ranks send no type_layout"}, "layout from a rank");
+  remote_operation compact_typed = channel_op(operation_kind::typed_put, 4);
+  check_mentions(checks::check_compact_entry(bytes_of(compact(compact_typed)), gpu_ranks),
+                 {"rank 9", "typed_put", "compact entry"}, "typed compact entry");
+}

@@ -1,6 +1,7 @@
 // The typed copy's sharing (protocol/typed_copy.h) on the CPU: every lane of every worker run one
 // after another, for random pairs of layouts, both copy modes, aligned and unaligned buffers;
 // every byte of the target checked, those between the typed bytes left untouched.
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "datatypes/type_registry.h"
 #include "dcuda/datatype.h"
 #include "dcuda/detail/protocol/typed_copy.h"
+#include "dcuda/detail/protocol/typed_piece.h"
 #include "test_main.h"
 
 using namespace dcuda;
@@ -44,6 +46,18 @@ void run_every_lane(const protocol::typed_copy& copy, unsigned workers, unsigned
       protocol::copy_typed_share(copy, worker, workers, lane, lanes);
     }
   }
+}
+
+void run_range_every_lane(const protocol::typed_copy& copy, std::uint64_t begin, std::uint64_t end,
+                          unsigned workers, unsigned lanes) {
+  protocol::with_access_word(copy.width, [&](auto word) {
+    for (unsigned worker = 0; worker < workers; ++worker) {
+      for (unsigned lane = 0; lane < lanes; ++lane) {
+        protocol::copy_typed_range_share_as<decltype(word)>(copy, begin, end, worker, workers, lane,
+                                                            lanes);
+      }
+    }
+  });
 }
 
 // Blocks of a random predefined type with random gaps between them, most at least 512 bytes
@@ -161,4 +175,81 @@ DCUDA_TEST(typed_copy_picks_its_width_and_mode) {
   DCUDA_CHECK(protocol::copy_mode(c->layout, r->layout) == protocol::typed_copy_mode::lanes_apart);
   dcuda_type_free(&column);
   dcuda_type_free(&block_rows);
+}
+
+// A typed put on the network path (protocol/typed_piece.h): the origin's agent packs the stream
+// piece by piece into staging (the piece's bytes after a 32-byte head), the target's agent
+// unpacks each piece into the target. Pieces of every size from a few bytes to several chunks,
+// at unaligned stream positions; the target must end up as a direct typed copy leaves it.
+DCUDA_TEST(typed_pieces_pack_and_unpack_to_the_whole_copy) {
+  random_types types(777, 8);
+  int puts_checked = 0;
+  int pieces = 0;
+  for (int i = 0; i < 120; ++i) {
+    const built from = types.make(1 + i % 3);
+    const built to = types.make(1 + (i / 3) % 3);
+    dcuda_datatype f = from.handle, t = to.handle;
+    dcuda_type_commit(&f);
+    dcuda_type_commit(&t);
+    const auto source_layout = datatypes::type_registry::instance().layout(f, "typed_copy_test");
+    const auto target_layout = datatypes::type_registry::instance().layout(t, "typed_copy_test");
+    const int count = 1 + i % 4;
+    const std::vector<std::int64_t> source_bytes = expected_bytes(from.expected, count);
+    // As many target elements as hold the source's bytes (the copy stops at the source's end).
+    const bool usable = !source_bytes.empty() && !to.expected.bytes.empty() &&
+                        (target_layout->layout.flags & protocol::layout_overlaps) == 0;
+    const std::size_t target_count =
+        usable ? (source_bytes.size() + to.expected.bytes.size() - 1) / to.expected.bytes.size()
+               : 0;
+    std::vector<std::int64_t> target_bytes =
+        usable ? expected_bytes(to.expected, static_cast<int>(target_count)) : source_bytes;
+    target_bytes.resize(source_bytes.size());
+    std::vector<std::int64_t> sorted = target_bytes;
+    std::sort(sorted.begin(), sorted.end());
+    if (!usable || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      if (from.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&f);
+      if (to.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&t);
+      continue;
+    }
+    const std::uint64_t total = source_bytes.size();
+    const protocol::type_layout contiguous = protocol::contiguous_layout(total);
+    for (const std::uint64_t piece_bytes :
+         {std::uint64_t{7}, std::uint64_t{24}, std::uint64_t{4095}, std::uint64_t{3 * 4096 + 40}}) {
+      if (piece_bytes < 32 && total > 4096) continue;  // the CPU runs every lane of every piece
+      buffer source(reach_of(source_bytes), i % 2 == 0 ? 0 : 4);
+      buffer target(reach_of(target_bytes), 0);
+      for (std::size_t b = 0; b < source.bytes.size(); ++b) {
+        source.bytes[b] = static_cast<unsigned char>(b * 13 + 5);
+      }
+      // The staging buffer: the head, then the piece (as the proxy lays it out).
+      std::vector<unsigned char> staging(protocol::typed_piece_header_bytes + piece_bytes + 16);
+      char* const packed =
+          reinterpret_cast<char*>(staging.data()) + protocol::typed_piece_header_bytes;
+      for (std::uint64_t at = 0; at < total; at += piece_bytes) {
+        const std::uint64_t end = std::min(total, at + piece_bytes);
+        const protocol::typed_piece_job origin{reinterpret_cast<std::uint64_t>(source.at_origin()),
+                                               0, at, total};
+        run_range_every_lane(protocol::plan_typed_piece(origin, source_layout->layout, contiguous,
+                                                        packed, end - at, true),
+                             at, end, 3, 32);
+        const protocol::typed_piece_job arrival{reinterpret_cast<std::uint64_t>(target.at_origin()),
+                                                0, at, total};
+        run_range_every_lane(protocol::plan_typed_piece(arrival, target_layout->layout, contiguous,
+                                                        packed, end - at, false),
+                             at, end, 2, 32);
+        ++pieces;
+      }
+      std::vector<unsigned char> expected(target.bytes.size(), untouched);
+      for (std::size_t p = 0; p < source_bytes.size(); ++p) {
+        expected[static_cast<std::size_t>(target.origin + target_bytes[p])] =
+            source.bytes[static_cast<std::size_t>(source.origin + source_bytes[p])];
+      }
+      DCUDA_CHECK(target.bytes == expected);
+      ++puts_checked;
+    }
+    if (from.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&f);
+    if (to.handle.id > DCUDA_DOUBLE.id) dcuda_type_free(&t);
+  }
+  DCUDA_CHECK(puts_checked > 50);
+  DCUDA_CHECK(pieces > 2000);
 }

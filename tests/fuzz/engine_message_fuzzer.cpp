@@ -12,6 +12,7 @@
 
 #include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/remote_operation.h"
+#include "dcuda/detail/protocol/typed_piece.h"
 #include "fuzz_input.h"
 #include "transport/message_checks.h"
 
@@ -40,8 +41,18 @@ void header(dcuda_fuzz::input& in) {
   std::memcpy(&op, message.data(), sizeof op);
   using dcuda::protocol::operation_kind;
   if (op.kind < static_cast<std::int32_t>(operation_kind::put) ||
-      op.kind > static_cast<std::int32_t>(operation_kind::notify)) {
+      op.kind > static_cast<std::int32_t>(operation_kind::type_layout)) {
     violated("an accepted header of an unknown kind");
+  }
+  const bool layout_part = op.kind == static_cast<std::int32_t>(operation_kind::type_layout);
+  const bool typed = dcuda::protocol::typed_piece(op);
+  if ((typed || layout_part) &&
+      (op.size < dcuda::protocol::typed_piece_header_bytes || op.size > limits.max_payload_bytes)) {
+    violated("an accepted typed piece or layout part without its head or beyond staging");
+  }
+  if (typed && (op.window < 0 || op.window >= dcuda::protocol::max_windows ||
+                op.offset < -(std::int64_t{1} << 62) || op.offset > (std::int64_t{1} << 62))) {
+    violated("an accepted typed piece for no window or too far from it");
   }
   if (!within(op.source_rank, limits.source_rank_start, limits.source_rank_count) ||
       !within(op.target_rank, limits.target_rank_start, limits.target_rank_count)) {
@@ -51,7 +62,7 @@ void header(dcuda_fuzz::input& in) {
     violated("an accepted notifying header with a tag outside 0..255");
   }
   if (op.size < 0) violated("an accepted header with a negative size");
-  if (dcuda::protocol::carries_payload(op)) {
+  if (dcuda::protocol::carries_payload(op) && !typed && !layout_part) {
     if (op.window < 0 || op.window >= dcuda::protocol::max_windows || op.offset < 0 ||
         op.size > std::numeric_limits<std::int64_t>::max() - op.offset ||
         op.size > limits.max_payload_bytes) {

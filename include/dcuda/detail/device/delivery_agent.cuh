@@ -10,6 +10,7 @@
 #include "dcuda/detail/device/clock.cuh"
 #include "dcuda/detail/device/ptx_instructions.cuh"
 #include "dcuda/detail/protocol/delivery_queue.h"
+#include "dcuda/detail/protocol/typed_piece.h"
 #include "dcuda/detail/protocol/device_context.h"
 
 namespace dcuda::device {
@@ -93,15 +94,15 @@ __device__ inline void complete_delivery_job(protocol::delivery_queue* queue, st
 }
 
 // Warp 0: runs the jobs that need no block (a count, a payload inside the job) itself (lane 0
-// stores), so the latency path has no block barrier, until a copy job for the whole block
-// arrives (true: lane 0 has it in `job`) or the ranks have all finished (false).
+// stores), so the latency path has no block barrier, until a job for the whole block arrives
+// (true: lane 0 has it in `job`) or the ranks have all finished (false).
 __device__ inline bool take_block_job(const dcuda_context* ctx, protocol::delivery_queue* queue,
                                       std::uint32_t& number, protocol::delivery_job& job) {
   for (;; ++number) {
     if (!wait_for_delivery_job(ctx, queue, number, job)) return false;
     const std::uint32_t kind =
         __shfl_sync(first_warp_mask(), static_cast<std::uint32_t>(job.kind), 0);
-    if (kind == static_cast<std::uint32_t>(protocol::delivery_job_kind::copy)) return true;
+    if (protocol::job_for_whole_block(static_cast<protocol::delivery_job_kind>(kind))) return true;
     if (threadIdx.x == 0) {
       if (job.kind == protocol::delivery_job_kind::copy_inline) {
         thread_copy(reinterpret_cast<void*>(job.destination), &job.source,
@@ -110,6 +111,43 @@ __device__ inline bool take_block_job(const dcuda_context* ctx, protocol::delive
       complete_delivery_job(queue, number, job);
     }
   }
+}
+
+// One access width's share of a piece, out of line as a rank's typed copy (typed_copy.cuh): the
+// agent's warps are the workers.
+template <typename Word>
+__device__ __noinline__ void copy_piece_in_block_as(const protocol::typed_copy copy,
+                                                    std::uint64_t begin, std::uint64_t end) {
+  const auto thread = static_cast<std::uint32_t>(threadIdx.x);
+  if (blockDim.x % 32u == 0u) {
+    protocol::copy_typed_range_share_as<Word>(copy, begin, end, thread / 32u, blockDim.x / 32u,
+                                              thread % 32u, 32u);
+  } else {
+    protocol::copy_typed_range_share_as<Word>(copy, begin, end, thread, blockDim.x, 0u, 1u);
+  }
+}
+
+// Every thread of the agent: a typed put's piece packed or unpacked (protocol/typed_piece.h). The
+// job's typed_piece_job and the layout it names (in pinned memory where the layout came from
+// another process) are copied into shared memory once: the copy reads the layout's fields at
+// every step.
+__device__ inline void run_typed_piece_job(const protocol::delivery_job& job) {
+  __shared__ protocol::typed_piece_job piece;
+  __shared__ protocol::type_layout layout;
+  const bool packing = job.kind == protocol::delivery_job_kind::pack_piece;
+  if (threadIdx.x == 0) {
+    piece = *reinterpret_cast<const protocol::typed_piece_job*>(job.source);
+    layout = *reinterpret_cast<const protocol::type_layout*>(piece.layout);
+  }
+  __syncthreads();
+  const protocol::type_layout contiguous = protocol::contiguous_layout(piece.total);
+  char* const packed = reinterpret_cast<char*>(job.source) + protocol::typed_piece_header_bytes;
+  const protocol::typed_copy copy =
+      protocol::plan_typed_piece(piece, layout, contiguous, packed, job.bytes, packing);
+  const std::uint64_t begin = piece.stream_at;
+  protocol::with_access_word(copy.width, [&](auto word) {
+    copy_piece_in_block_as<decltype(word)>(copy, begin, begin + job.bytes);
+  });
 }
 
 // Called by every thread of the agent block; never returns to the user's kernel.
@@ -129,8 +167,12 @@ __device__ inline void serve_as_delivery_agent(const dcuda_context* ctx) {
     }
     __syncthreads();
     if (more == 0u) break;
-    block_copy(reinterpret_cast<void*>(block_job.destination),
-               reinterpret_cast<const void*>(block_job.source), block_job.bytes);
+    if (block_job.kind == protocol::delivery_job_kind::copy) {
+      block_copy(reinterpret_cast<void*>(block_job.destination),
+                 reinterpret_cast<const void*>(block_job.source), block_job.bytes);
+    } else {
+      run_typed_piece_job(block_job);
+    }
     __syncthreads();
     if (threadIdx.x == 0) complete_delivery_job(queue, number, block_job);
     ++number;

@@ -9,6 +9,7 @@
 #include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/detail/protocol/compact_operation.h"
 #include "dcuda/detail/protocol/remote_operation.h"
+#include "dcuda/detail/protocol/typed_piece.h"
 
 namespace dcuda::device {
 
@@ -157,6 +158,24 @@ __device__ __noinline__ inline void send_remote_operation(dcuda_state& gst, prot
   }
   __syncthreads();  // the payload is written before thread 0 publishes it
   if (threadIdx.x == 0) publish_operation(gst, channel, first, n, op, buffer, false);
+}
+
+// Thread 0: a typed put to the network (protocol/typed_piece.h) as a message of two entries: the
+// operation and the source's address, then the two types and counts. The proxy packs the source
+// in pieces, so, like a large put's, it stays untouched until dcuda_win_flush. Out of line (see
+// send_operation_alone).
+__device__ __noinline__ inline void send_typed_put_request(
+    dcuda_state& gst, protocol::call call, const protocol::remote_operation& op, const void* source,
+    const protocol::typed_put_request& request) {
+  using namespace dcuda::protocol;
+  static_assert(sizeof(typed_put_request) <= entry_payload_bytes);
+  const channel_view& channel = gst.commands;
+  const std::uint32_t first = reserve_channel(gst, channel, 2, call, 0, true);
+  volatile auto* words =
+      reinterpret_cast<volatile std::uint32_t*>(entry_at(channel, first + 1).payload);
+  const auto* request_words = reinterpret_cast<const std::uint32_t*>(&request);
+  for (unsigned i = 0; i < sizeof request / 4; ++i) words[i] = request_words[i];
+  publish_operation(gst, channel, first, 2, op, source, true);
 }
 
 // Waits until the proxy has copied out the payload of every large network put of this rank. Out

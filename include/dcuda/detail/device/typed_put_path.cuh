@@ -1,10 +1,13 @@
 // The path of dcuda_put_typed and dcuda_put_notify_typed: thread 0 checks both layouts and both
 // typed ranges and finds the target's route before the entry barrier; after it, every warp of
 // the rank copies its share from the source's layout straight into the target's (a target on
-// this GPU or on a peer GPU of the node: no staging), then thread 0 notifies as a put does.
+// this GPU or on a peer GPU of the node: no staging), then thread 0 notifies as a put does. A
+// target reached through the network gets the put from the host proxy, which packs the source in
+// pieces (protocol/typed_piece.h).
 #pragma once
 
 #include "dcuda/detail/device/put_path.cuh"
+#include "dcuda/detail/device/remote_send.cuh"
 #include "dcuda/detail/device/typed_copy.cuh"
 
 namespace dcuda::device {
@@ -59,9 +62,6 @@ __device__ __noinline__ inline void plan_typed_put(dcuda_state& gst, protocol::c
          put.rank);
   }
   const target_route route = route_to(gst, target);
-  if (route.path == protocol::route::network) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::typed_put_to_network, put.rank);
-  }
   // The bytes each side touches, from its element 0's origin (empty when nothing moves).
   std::int64_t target_low = 0, target_high = 0, source_low = 0, source_high = 0;
   const bool target_fits = protocol::typed_range(to, static_cast<std::uint64_t>(put.target_count),
@@ -94,12 +94,34 @@ __device__ __noinline__ inline void plan_typed_put(dcuda_state& gst, protocol::c
   cache_put_route(gst, put.win, put.rank, target, route, remote, own);
 }
 
+// Thread 0: a typed put to a rank reached through the network, handed to the proxy, which packs
+// it in pieces (protocol/typed_piece.h); plan_typed_put checked it and cached the target.
+__device__ inline void send_typed_put_to_network(dcuda_state& gst, protocol::call call,
+                                                 const typed_put& put, bool notify, int tag) {
+  const protocol::type_layout& to = *protocol::committed_layout(gst.ctx->types, put.target_type);
+  const auto kind =
+      notify ? protocol::operation_kind::typed_put_notify : protocol::operation_kind::typed_put;
+  protocol::remote_operation op = operation_of(
+      gst, kind, gst.put_route_cache.target,
+      protocol::window_slot(put.win) & (protocol::max_windows - 1), put.offset, 0, tag);
+  op.size = static_cast<std::int64_t>(static_cast<std::uint64_t>(put.target_count) * to.size);
+  const protocol::typed_put_request request{put.source_type.id, put.source_type.generation,
+                                            put.target_type.id, put.target_type.generation,
+                                            put.source_count,   put.target_count};
+  send_typed_put_request(gst, call, op, put.source, request);
+}
+
 // Every thread, after the entry barrier: the rank's share of the copy into the target's window
 // (plan_typed_put checked both types and cached the target), the block barrier, then thread 0's
 // notification (which takes its ring ticket now) or the fence a plain put to a peer leaves owed.
 // The source and the target must not overlap: the warps' chunks would race.
 __device__ inline void typed_put_along(dcuda_state& gst, protocol::call call, const typed_put& put,
                                        bool notify, int tag) {
+  if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::network)) {
+    if (threadIdx.x == 0) send_typed_put_to_network(gst, call, put, notify, tag);
+    __syncthreads();
+    return;
+  }
   const protocol::type_layout& from = *protocol::committed_layout(gst.ctx->types, put.source_type);
   const protocol::type_layout& to = *protocol::committed_layout(gst.ctx->types, put.target_type);
   char* const target = reinterpret_cast<char*>(gst.cached_target_base) + put.offset;

@@ -26,7 +26,18 @@ enum class delivery_job_kind : std::uint32_t {
   copy = 1,        // `bytes` from `source` to `destination`
   copy_inline =
       2,  // `bytes` (<= delivery_inline_bytes) carried in `source` itself, to `destination`
+  // A typed put's piece on the network path (protocol/typed_piece.h): `source` is a
+  // typed_piece_job in pinned memory and the piece's `bytes` packed bytes follow it.
+  pack_piece = 3,    // from the typed side into the piece (the origin's agent)
+  unpack_piece = 4,  // from the piece into the typed side (the target's agent)
 };
+
+// Whether the job is for the whole agent block (a copy of pinned or device memory), not for
+// warp 0 alone.
+DCUDA_HD constexpr bool job_for_whole_block(delivery_job_kind kind) {
+  return kind == delivery_job_kind::copy || kind == delivery_job_kind::pack_piece ||
+         kind == delivery_job_kind::unpack_piece;
+}
 
 // Payloads up to this size travel inside the job (in the `source` field): no read of pinned data
 // on the latency path.
@@ -111,11 +122,11 @@ DCUDA_HD inline bool delivery_job_finished(std::uint32_t job, std::uint32_t done
   return done - job - 1u < 0x80000000u;
 }
 
-// After a job was seen: a copy job's data lies in pinned memory the proxy wrote before the job's
-// words (those stores were releases), so the thread that saw the words acquires it (a fence, not
-// another load).
+// After a job was seen: a block job's data (and a piece's typed_piece_job) lies in pinned memory
+// the proxy wrote before the job's words (those stores were releases), so the thread that saw the
+// words acquires it (a fence, not another load).
 DCUDA_HD inline void acquire_job_data(delivery_job_kind kind) {
-  if (kind == delivery_job_kind::copy) {
+  if (job_for_whole_block(kind)) {
     cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
   }
 }

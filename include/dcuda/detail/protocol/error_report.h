@@ -28,7 +28,6 @@ enum class error_code : std::uint16_t {
   datatype_overlaps,      // values: the handle's id, its generation, count, overlap period
   typed_span_too_large,   // values: count, the type's size, its extent
   typed_sizes_differ,     // values: source bytes, target bytes
-  typed_put_to_network,   // values: target rank
   count_
 };
 

@@ -9,15 +9,24 @@
 
 namespace dcuda::protocol {
 
-enum class operation_kind : std::int32_t { put = 1, put_notify = 2, notify = 3 };
+// typed_put, typed_put_notify and type_layout are a typed put's pieces and the target layout it
+// needs on the network path (protocol/typed_piece.h): their payload starts with a 32-byte head.
+enum class operation_kind : std::int32_t {
+  put = 1,
+  put_notify = 2,
+  notify = 3,
+  typed_put = 4,
+  typed_put_notify = 5,
+  type_layout = 6,
+};
 
 struct remote_operation {
   std::int32_t kind;           // operation_kind
   std::int32_t source_rank;    // world rank that issued it
   std::int32_t target_rank;    // world rank whose window or counter it is for
   std::int32_t window;         // window slot (agreed at creation by all ranks)
-  std::int64_t offset;         // bytes into the target's window
-  std::int64_t size;           // payload bytes (0 for notify)
+  std::int64_t offset;         // bytes into the target's window (typed: of the element 0's origin)
+  std::int64_t size;           // payload bytes (0 for notify; typed: the piece's, head included)
   std::int32_t tag;            // notification tag (put_notify, notify)
   std::uint32_t operation_id;  // counted per source rank; completion is reported by it
 };
@@ -29,7 +38,14 @@ DCUDA_HD constexpr bool carries_payload(const remote_operation& op) {
 
 DCUDA_HD constexpr bool notifies(const remote_operation& op) {
   return op.kind == static_cast<std::int32_t>(operation_kind::put_notify) ||
-         op.kind == static_cast<std::int32_t>(operation_kind::notify);
+         op.kind == static_cast<std::int32_t>(operation_kind::notify) ||
+         op.kind == static_cast<std::int32_t>(operation_kind::typed_put_notify);
+}
+
+// A piece of a typed put (its payload: a typed_piece_header, then packed bytes).
+DCUDA_HD constexpr bool typed_piece(const remote_operation& op) {
+  return op.kind == static_cast<std::int32_t>(operation_kind::typed_put) ||
+         op.kind == static_cast<std::int32_t>(operation_kind::typed_put_notify);
 }
 
 }  // namespace dcuda::protocol
@@ -39,4 +55,5 @@ using protocol::carries_payload;
 using protocol::notifies;
 using protocol::operation_kind;
 using protocol::remote_operation;
+using protocol::typed_piece;
 }  // namespace dcuda::transport

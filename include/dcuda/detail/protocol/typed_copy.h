@@ -205,18 +205,27 @@ DCUDA_HD void copy_range_as(const typed_copy& copy, std::uint64_t begin, std::ui
 }  // namespace typed_copy_detail
 
 // Lane `lane` of worker `worker` (of `workers`, `lanes` lanes each: a power of two up to 32) does
-// its share of the copy, `Word` bytes per access (at most copy.width). Every lane of every worker
-// must call it; together they copy every packed byte once. A kernel that knows the width from its
-// launch calls this one and carries only that width's code (fewer registers).
+// its share of copying packed bytes [begin, end) of the copy, `Word` bytes per access (at most
+// copy.width), the range cut into chunks from `begin`. Every lane of every worker must call it;
+// together they copy every byte of the range once.
+template <typename Word>
+DCUDA_HD void copy_typed_range_share_as(const typed_copy& copy, std::uint64_t begin,
+                                        std::uint64_t end, std::uint32_t worker,
+                                        std::uint32_t workers, std::uint32_t lane,
+                                        std::uint32_t lanes) {
+  for (std::uint64_t chunk = worker; chunk * typed_chunk_bytes < end - begin; chunk += workers) {
+    const std::uint64_t from = begin + chunk * typed_chunk_bytes;
+    const std::uint64_t to = end - from < typed_chunk_bytes ? end : from + typed_chunk_bytes;
+    typed_copy_detail::copy_range_as<Word>(copy, from, to, lane, lanes);
+  }
+}
+
+// The same for the whole copy. A kernel that knows the width from its launch calls this one and
+// carries only that width's code (fewer registers).
 template <typename Word>
 DCUDA_HD void copy_typed_share_as(const typed_copy& copy, std::uint32_t worker,
                                   std::uint32_t workers, std::uint32_t lane, std::uint32_t lanes) {
-  for (std::uint64_t chunk = worker; chunk * typed_chunk_bytes < copy.total; chunk += workers) {
-    const std::uint64_t begin = chunk * typed_chunk_bytes;
-    const std::uint64_t end =
-        copy.total - begin < typed_chunk_bytes ? copy.total : begin + typed_chunk_bytes;
-    typed_copy_detail::copy_range_as<Word>(copy, begin, end, lane, lanes);
-  }
+  copy_typed_range_share_as<Word>(copy, 0, copy.total, worker, workers, lane, lanes);
 }
 
 // Calls use(Word{}) with the unsigned word of `width` bytes (1, 2, 4, 8, 16): the one place
