@@ -277,6 +277,12 @@ if [ "$gpus" -ge 2 ]; then
         DCUDA_NCCL_RESULT="$OUT/results/nccl_latency.json" \
         DCUDA_NVSHMEM_IPUT_RESULT="$OUT/results/nvshmem_iput_cases.json" launch 2 \
         "build/bench/$bench" --out "$OUT/results" || status=1
+      if [ "$bench" = typed_put_bandwidth ]; then
+        # Typed puts across nodes: the same layouts over the network path, against the contiguous
+        # put on that path (typed_put_bandwidth_network.json).
+        step "benchmark typed_put_bandwidth (2 processes, DCUDA_FORCE_NETWORK=1)"
+        DCUDA_FORCE_NETWORK=1 launch 2 "build/bench/$bench" --out "$OUT/results" || status=1
+      fi
       if [ "$bench" = remote_latency ] && [ -n "${DCUDA_CHECK_TRACE:-}" ]; then
         # Where the network path's time goes (its last run: notify), in a run of its own: the
         # trace costs about 0.6 us per network operation (experiments/network-trace-cost), so
