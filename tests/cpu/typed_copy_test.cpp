@@ -253,3 +253,15 @@ DCUDA_TEST(typed_pieces_pack_and_unpack_to_the_whole_copy) {
   DCUDA_CHECK(puts_checked > 50);
   DCUDA_CHECK(pieces > 2000);
 }
+
+// A copy's chunk grows with the bytes each worker gets, in whole smallest chunks, up to the
+// largest: a rank's large put walks fewer chunks, a small one still keeps every warp busy.
+DCUDA_TEST(typed_copy_chunks_grow_with_each_workers_share) {
+  using protocol::chunk_for;
+  DCUDA_CHECK_EQ(chunk_for(64 * 1024, 32), protocol::typed_chunk_bytes);  // 2 KiB a warp
+  DCUDA_CHECK_EQ(chunk_for(40 * 1024, 8), std::uint64_t{8192});           // 5 KiB, rounded up
+  DCUDA_CHECK_EQ(chunk_for(std::uint64_t{4} << 20, 32), protocol::largest_chunk_bytes);
+  DCUDA_CHECK_EQ(chunk_for(1, 1), protocol::typed_chunk_bytes);
+  DCUDA_CHECK_EQ(chunk_for(std::uint64_t{1} << 40, 3), protocol::largest_chunk_bytes);
+  static_assert(protocol::largest_chunk_bytes % protocol::typed_chunk_bytes == 0);
+}

@@ -12,12 +12,27 @@
 
 namespace dcuda::protocol {
 
-// Packed bytes a worker takes at a time: a few KiB keep every warp busy on one piece of work
-// while the chunks stay many enough to share a small copy among all warps of a rank.
+// Packed bytes a worker takes at a time, at least: a few KiB keep every warp busy on one piece of
+// work while the chunks stay many enough to share a small copy among all warps of a rank. A
+// copy with more bytes per worker takes larger chunks, up to largest_chunk_bytes (chunk_for):
+// every chunk starts with its cursors and its walk, which at 4 KiB cost a rank's typed put of a
+// column block a quarter of its bandwidth (docs/performance.md, "What was tried"). 64 KiB was
+// faster still for the column block but left a rank's warps idle on a small lower triangle.
 inline constexpr std::uint64_t typed_chunk_bytes = 4096;
-// A listed layout's run index has one entry per chunk's worth of packed bytes, so that each
-// chunk's first cursor searches the runs of about one entry (type_layout.h).
+inline constexpr std::uint64_t largest_chunk_bytes = 16384;
+// A listed layout's run index has one entry per smallest chunk's worth of packed bytes, so that
+// each chunk's first cursor searches the runs of about one entry (type_layout.h).
 static_assert(run_index_bytes == typed_chunk_bytes, "the run index is sized to the copy's chunks");
+
+// The chunk of a copy of `bytes` shared among `workers`: each worker's share rounded up to whole
+// smallest chunks, within [typed_chunk_bytes, largest_chunk_bytes].
+DCUDA_HD inline std::uint64_t chunk_for(std::uint64_t bytes, std::uint32_t workers) {
+  const std::uint64_t share = quotient(bytes + workers - 1, workers);
+  const std::uint64_t chunk =
+      quotient(share + typed_chunk_bytes - 1, typed_chunk_bytes) * typed_chunk_bytes;
+  return chunk < typed_chunk_bytes ? typed_chunk_bytes
+                                   : (chunk > largest_chunk_bytes ? largest_chunk_bytes : chunk);
+}
 
 // Words a lane loads before it stores any: reads in flight keep the memory (or the link) busy
 // where a rank has few warps. 64 bytes a lane (8 words, 4 of 16 bytes), in registers: 128 bytes
@@ -213,9 +228,10 @@ DCUDA_HD void copy_typed_range_share_as(const typed_copy& copy, std::uint64_t be
                                         std::uint64_t end, std::uint32_t worker,
                                         std::uint32_t workers, std::uint32_t lane,
                                         std::uint32_t lanes) {
-  for (std::uint64_t chunk = worker; chunk * typed_chunk_bytes < end - begin; chunk += workers) {
-    const std::uint64_t from = begin + chunk * typed_chunk_bytes;
-    const std::uint64_t to = end - from < typed_chunk_bytes ? end : from + typed_chunk_bytes;
+  const std::uint64_t chunk_bytes = chunk_for(end - begin, workers);
+  for (std::uint64_t chunk = worker; chunk * chunk_bytes < end - begin; chunk += workers) {
+    const std::uint64_t from = begin + chunk * chunk_bytes;
+    const std::uint64_t to = end - from < chunk_bytes ? end : from + chunk_bytes;
     typed_copy_detail::copy_range_as<Word>(copy, from, to, lane, lanes);
   }
 }
