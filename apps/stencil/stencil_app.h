@@ -18,30 +18,35 @@ namespace stencil {
 app_options parse_options(int argc, char** argv, const char* program);
 
 struct run_setup {
-  grid_shape shape;  // one GPU's part
+  process_grid grid;  // where this process's part lies
+  grid_shape shape;   // one GPU's part, with its x-neighbours
   int iterations = 0;
   int warmup = 0;
   bool check = false;
   std::uint64_t seed = 0;
 };
-run_setup setup_from(const app_options& options);
+// The setup of process `process` of `processes`: --px parts in x (0: as square a grid as the
+// process count allows, more rows than columns where it is not square), processes / px in y.
+run_setup setup_from(const app_options& options, int process, int processes);
+
+// Columns of the squarest grid of `processes` parts: the largest divisor not above its root.
+int squarest_columns(int processes);
 
 // Largest deviation allowed from the CPU reference: the GPU contracts a*b+c into FMA where the
 // CPU rounds twice; over the checked sizes and iterations the fields differ by ~1e-15.
 constexpr double tolerance = 1e-10;
 
-// Collective over MPI_COMM_WORLD: gathers every process's rows of `field` (shape setup.shape,
-// process p owning global rows p*ny..) on process 0, compares them with the CPU reference after
-// warmup + iterations iterations, and returns the largest deviation on every process.
-double deviation_from_reference(const run_setup& setup, const std::vector<double>& field,
-                                int process, int processes);
+// Collective over MPI_COMM_WORLD: gathers every process's part of `field` (shape setup.shape,
+// placed by setup.grid) on process 0, compares it with the CPU reference after warmup +
+// iterations iterations, and returns the largest deviation on every process.
+double deviation_from_reference(const run_setup& setup, const std::vector<double>& field);
 
-// The five fields of one GPU in device memory, zeroed, the input (this process's slab) in
-// field_a.
+// The five fields of one GPU in device memory (each with its halo planes and x-halos,
+// allocation_size() values), zeroed, the input (this process's part) in field_a.
 struct device_fields {
-  device_fields(const run_setup& setup, int process);
+  explicit device_fields(const run_setup& setup);
   // Every field zeroed and the input in field_a: the state a run starts from (--runs).
-  void load_input(const run_setup& setup, int process) const;
+  void load_input(const run_setup& setup) const;
   device_array<double> field_a, field_b, lap, flx, fly;
   // The field that holds the result after `iterations` iterations (in and out swap each one).
   const double* result_after(int iterations) const {
@@ -55,17 +60,29 @@ struct device_fields {
 int check_and_report(const app_options& options, const run_setup& setup, const run_figures& run,
                      const double* final_field);
 
-// The messages of one halo exchange of a process that owns slab `process` of `processes`: which
-// of its rows it sends to which neighbour, and into which of its halo planes a neighbour's row
-// arrives (see halo_directions).
+// The messages of one halo exchange of the process at `grid`: which of its rows and columns it
+// sends to which neighbour, and into which of its halo planes and x-halos a neighbour's row or
+// column arrives (see halo_directions).
 struct plane_message {
   int row;   // the plane sent (0 or ny-1) or received into (ny or -1)
   int peer;  // the neighbouring process
 };
+struct column_message {
+  int column;  // the column sent (0 or nx-1) or the x-halo received into (-1 west, nx east)
+  int peer;
+};
 struct halo_messages {
   std::vector<plane_message> sends, receives;
+  std::vector<column_message> column_sends, column_receives;
+  bool empty() const {
+    return sends.empty() && receives.empty() && column_sends.empty() && column_receives.empty();
+  }
 };
-halo_messages messages_of(const grid_shape& g, const halo_directions& directions, int process,
-                          int processes);
+halo_messages messages_of(const grid_shape& g, const halo_directions& directions,
+                          const process_grid& grid);
+
+// Where the values of a column message lie in a field, from row 0 at level 0: a column of the
+// part (0..nx-1: ny * nz values, one every nx) or an x-halo (-1, nx: ny * nz values in a row).
+std::size_t column_start(const grid_shape& g, int column);
 
 }  // namespace stencil

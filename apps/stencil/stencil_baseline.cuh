@@ -1,11 +1,15 @@
 // The bulk-synchronous baselines of the stencil (thesis 5.5's MPI-CUDA, and the same with NCCL):
 // each stage is a kernel over the whole GPU, followed by the halo exchange of its output with the
 // neighbouring GPUs. `Exchange` is the communication (MPI or NCCL); it exposes
-//   void exchange(double* field, const halo_directions& directions);
+//   void exchange(double* field, const halo_directions& directions);  // messages_of's
 //   double communication_ms();  // the time its exchanges took over the timed iterations
 //   void start_timing();         // from now on, count communication time
+// A column of a part is not contiguous: the exchanges pack it with pack_column (or, for MPI,
+// describe it with a derived datatype) and receive it into the neighbour's x-halo, whose rows are
+// contiguous.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -26,21 +30,41 @@ inline int blocks_for(const grid_shape& g) {
   return static_cast<int>(blocks < 65535 ? blocks : 65535);
 }
 
+// Copies column `column` of `field` (rows 0..ny-1, every level; one value every nx) to `packed`,
+// ny * nz values in an x-halo's order (row by row, levels inside a row): what the neighbour
+// receives into its x-halo as it is.
+__global__ inline void pack_column(grid_shape g, const double* field, int column, double* packed) {
+  const std::size_t values = static_cast<std::size_t>(g.ny) * g.nz;
+  for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < values;
+       v += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(v / g.nz), k = static_cast<int>(v % g.nz);
+    packed[v] = field[g.index(column, j, k)];
+  }
+}
+
+// Values of a column message (ny * nz) and the blocks that pack one.
+inline std::size_t column_values(const grid_shape& g) {
+  return static_cast<std::size_t>(g.ny) * g.nz;
+}
+inline int column_pack_blocks(const grid_shape& g) {
+  return static_cast<int>(std::min<std::size_t>((column_values(g) + 255) / 256, 1024));
+}
+
 template <typename MakeExchange>
 int run_baseline(int argc, char** argv, const char* program, const char* version,
                  MakeExchange make_exchange) {
   mpi_session session(argc, argv);
   select_gpu_by_node_rank(session);
   const app_options options = parse_options(argc, argv, program);
-  const run_setup setup = setup_from(options);
+  const run_setup setup = setup_from(options, session.rank(), session.size());
   const grid_shape g = setup.shape;
 
-  device_fields fields(setup, session.rank());
+  device_fields fields(setup);
   double* lap = fields.lap.get();
   double* flx = fields.flx.get();
   double* fly = fields.fly.get();
   cuda_stream stream;
-  auto exchange = make_exchange(session, g, stream.get());
+  auto exchange = make_exchange(session, setup, options, stream.get());
 
   double* in = fields.field_a.get();
   double* out = fields.field_b.get();
@@ -62,6 +86,7 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
     exchange.exchange(lap, lap_halo());
     flux_stage<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, lap, flx, fly);
     APP_CUDA(cudaGetLastError());
+    exchange.exchange(flx, flx_halo());
     exchange.exchange(fly, fly_halo());
     diffusion_stage<<<blocks, threads, 0, stream.get()>>>(g, blocks_own_rows, in, flx, fly, out);
     APP_CUDA(cudaGetLastError());
@@ -70,7 +95,7 @@ int run_baseline(int argc, char** argv, const char* program, const char* version
   };
 
   return each_run(
-      options, [&] { fields.load_input(setup, session.rank()); },
+      options, [&] { fields.load_input(setup); },
       [&] {
         in = fields.field_a.get();
         out = fields.field_b.get();

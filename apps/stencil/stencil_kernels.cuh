@@ -51,7 +51,8 @@ __device__ inline void diffusion_rows(const grid_shape& g, const double* in, con
 
 // The same stages two neighbouring points at a time (pairs, point_walk.h; the grid must have
 // them): a thread's loads of its point and of the points one plane away are 16 bytes each, and
-// the neighbours in x inside the pair come from them. Half the loads, stores and walk steps per
+// the neighbours in x inside the pair come from them (those outside it from west() of the first
+// point and east() of the second). Half the loads, stores and walk steps per
 // point, with each point's formula and its operands as the one-point stages have them.
 template <typename Visit>
 __device__ inline void for_pairs(const grid_shape& g, point_block block, unsigned thread,
@@ -71,12 +72,12 @@ __device__ inline void laplacian_pairs(const grid_shape& g, const double* in, do
   const unsigned plane = static_cast<unsigned>(g.plane_size());
   for_pairs(g, b, thread, threads, [&](unsigned at, int i) {
     const double2 centre = pair_at(in, at);
-    const double west = i > 0 ? in[at - 1] : 0.0;
-    const double east = i + 2 < g.nx ? in[at + 2] : 0.0;
+    const double west_value = west(in, g, at, i);
+    const double east_value = east(in, g, at + 1, i + 1);
     const double2 south = pair_at(in, at - plane);
     const double2 north = pair_at(in, at + plane);
-    store_pair(lap, at, laplacian_of(centre.x, west, centre.y, south.x, north.x),
-               laplacian_of(centre.y, centre.x, east, south.y, north.y));
+    store_pair(lap, at, laplacian_of(centre.x, west_value, centre.y, south.x, north.x),
+               laplacian_of(centre.y, centre.x, east_value, south.y, north.y));
   });
 }
 
@@ -85,9 +86,9 @@ __device__ inline void flux_pairs(const grid_shape& g, const double* lap, double
   const unsigned plane = static_cast<unsigned>(g.plane_size());
   for_pairs(g, b, thread, threads, [&](unsigned at, int i) {
     const double2 centre = pair_at(lap, at);
-    const double east = i + 2 < g.nx ? lap[at + 2] : 0.0;
+    const double east_value = east(lap, g, at + 1, i + 1);
     const double2 north = pair_at(lap, at + plane);
-    store_pair(flx, at, flux_of(centre.x, centre.y), flux_of(centre.y, east));
+    store_pair(flx, at, flux_of(centre.x, centre.y), flux_of(centre.y, east_value));
     store_pair(fly, at, flux_of(centre.x, north.x), flux_of(centre.y, north.y));
   });
 }
@@ -99,7 +100,7 @@ __device__ inline void diffusion_pairs(const grid_shape& g, const double* in, co
   for_pairs(g, b, thread, threads, [&](unsigned at, int i) {
     const double2 value = pair_at(in, at);
     const double2 flux_x = pair_at(flx, at);
-    const double flux_x_west = i > 0 ? flx[at - 1] : 0.0;
+    const double flux_x_west = west(flx, g, at, i);
     const double2 flux_y = pair_at(fly, at);
     const double2 flux_y_south = pair_at(fly, at - plane);
     store_pair(out, at, diffused_of(value.x, flux_x.x, flux_x_west, flux_y.x, flux_y_south.x),

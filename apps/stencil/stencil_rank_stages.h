@@ -20,7 +20,7 @@ namespace stencil {
 
 // What the stages read, the same for every rank of the GPU (set before the kernel runs).
 struct rank_stage_data {
-  grid_shape g;
+  grid_shape g;      // with its x-neighbours: the stages read the x-halos that have one
   double* field[2];  // in and out alternate by iteration parity
   double* lap;
   double* flx;

@@ -1,9 +1,8 @@
 // The stencil case study on the CPU: the input generator and the reference result the GPU
-// versions are checked against, and a model of the distributed algorithm (slabs of rows with the
-// halo exchanges of stencil_problem.h) that the CPU tests hold against the reference.
+// versions are checked against, and a model of the distributed algorithm (a grid of parts with
+// the halo exchanges of stencil_problem.h) that the CPU tests hold against the reference.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -11,19 +10,20 @@
 
 namespace stencil {
 
-// A field of shape g (halo planes zero) whose rows 0..ny-1 are global rows
-// first_global_row..first_global_row+ny-1 of the input drawn from seed.
+// A field of shape g (field_size() values, halo planes zero) whose rows 0..ny-1 are global rows
+// first_global_row.. and whose columns 0..nx-1 are global columns first_global_column.. of the
+// input drawn from seed.
 std::vector<double> initial_field(const grid_shape& g, std::uint64_t seed,
-                                  long long first_global_row);
+                                  long long first_global_row, int first_global_column = 0);
 
-// The five fields of one iteration, each of shape g.
+// The five fields of one iteration, each of shape g (with its x-halos).
 struct fields {
   explicit fields(const grid_shape& g)
-      : in(g.field_size()),
-        out(g.field_size()),
-        lap(g.field_size()),
-        flx(g.field_size()),
-        fly(g.field_size()) {}
+      : in(g.allocation_size()),
+        out(g.allocation_size()),
+        lap(g.allocation_size()),
+        flx(g.allocation_size()),
+        fly(g.allocation_size()) {}
   std::vector<double> in, out, lap, flx, fly;
 };
 
@@ -40,15 +40,20 @@ void diffusion_rows(const grid_shape& g, const std::vector<double>& in,
 // boundary). Returns the final field, shape global.
 std::vector<double> reference_result(const grid_shape& global, std::uint64_t seed, int iterations);
 
-// The distributed algorithm on the CPU: the grid split into `parts` slabs of global.ny / parts
-// rows, each stage followed by the halo exchange named for it (halos[0] after stage 1, [1] after
-// stage 2, [2] after stage 3 and once before the first iteration). Returns the slabs joined into
-// one field of the global shape. With the exchanges of stencil_problem.h it equals
-// reference_result exactly; with fewer it does not (tested).
-std::vector<double> decomposed_result(const grid_shape& global, int parts, std::uint64_t seed,
-                                      int iterations,
-                                      const std::array<halo_directions, 3>& halos = {
-                                          lap_halo(), fly_halo(), out_halo()});
+// The exchanges of one iteration, each named for the field it sends: lap after stage 1, flx and
+// fly after stage 2, out after stage 3 (and once before the first iteration).
+struct iteration_halos {
+  halo_directions lap = lap_halo(), flx = flx_halo(), fly = fly_halo(), out = out_halo();
+};
+
+// The distributed algorithm on the CPU: the grid split into `columns` x `rows` parts of
+// global.nx / columns x global.ny / rows points (process_grid), each stage followed by the halo
+// exchanges of its output. Returns the parts joined into one field of the global shape. With the
+// exchanges of stencil_problem.h it equals reference_result exactly; with fewer it does not
+// (tested).
+std::vector<double> decomposed_result(const grid_shape& global, int columns, int rows,
+                                      std::uint64_t seed, int iterations,
+                                      const iteration_halos& halos = {});
 
 // Largest |a - b| over rows 0..ny-1 of two fields of shape g.
 double max_difference(const grid_shape& g, const std::vector<double>& a,

@@ -1,6 +1,6 @@
 // The stencil case study's CPU side: the input generator, the formulas at hand-computed points,
 // the reference's stability, and the distributed algorithm's halo exchanges (the GPU versions
-// exchange the same planes: messages_of, decomposed_result).
+// exchange the same planes and columns: messages_of, decomposed_result).
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -79,31 +79,48 @@ DCUDA_TEST(stencil_slabs_with_the_halo_exchanges_equal_the_reference) {
   const grid_shape global{7, 12, 3};
   const auto expected = reference_result(global, 5, 4);
   for (int parts : {1, 2, 3, 4, 6, 12}) {
-    const auto split = decomposed_result(global, parts, 5, 4);
+    const auto split = decomposed_result(global, 1, parts, 5, 4);
     DCUDA_CHECK_EQ(max_difference(global, split, expected), 0.0);
   }
 }
 
-DCUDA_TEST(stencil_slabs_without_one_exchange_differ_from_the_reference) {
-  const grid_shape global{7, 12, 3};
+// Parts in x as well as in y (one point wide, too): the columns exchanged into the x-halos make
+// the result the reference's, bit for bit.
+DCUDA_TEST(stencil_parts_in_x_and_y_with_the_halo_exchanges_equal_the_reference) {
+  const grid_shape global{8, 6, 3};
+  const auto expected = reference_result(global, 9, 4);
+  for (int columns : {2, 4, 8})
+    for (int rows : {1, 2, 3}) {
+      const auto split = decomposed_result(global, columns, rows, 9, 4);
+      DCUDA_CHECK_EQ(max_difference(global, split, expected), 0.0);
+    }
+}
+
+// Each exchange is needed: without any one of its directions the result differs.
+DCUDA_TEST(stencil_parts_without_one_exchange_differ_from_the_reference) {
+  const grid_shape global{8, 12, 3};
   const auto expected = reference_result(global, 5, 4);
-  const halo_directions none{false, false};
-  DCUDA_CHECK(max_difference(global,
-                             decomposed_result(global, 2, 5, 4, {none, fly_halo(), out_halo()}),
-                             expected) > 1e-6);
-  DCUDA_CHECK(max_difference(global,
-                             decomposed_result(global, 2, 5, 4, {lap_halo(), none, out_halo()}),
-                             expected) > 1e-6);
-  DCUDA_CHECK(
-      max_difference(global,
-                     decomposed_result(global, 2, 5, 4, {lap_halo(), fly_halo(), {true, false}}),
-                     expected) > 1e-6);
+  int cases = 0;
+  for (int which = 0; which < 4; ++which)
+    for (halo_directions iteration_halos::*field : {&iteration_halos::lap, &iteration_halos::flx,
+                                                    &iteration_halos::fly, &iteration_halos::out}) {
+      iteration_halos halos;
+      halo_directions& d = halos.*field;
+      bool* flags[] = {&d.first_row_down, &d.last_row_up, &d.first_column_west,
+                       &d.last_column_east};
+      if (!*flags[which]) continue;
+      *flags[which] = false;
+      ++cases;
+      DCUDA_CHECK(max_difference(global, decomposed_result(global, 2, 2, 5, 4, halos), expected) >
+                  1e-6);
+    }
+  DCUDA_CHECK_EQ(cases, 8);  // lap: 2, flx: 1, fly: 1, out: 4
 }
 
 DCUDA_TEST(stencil_padding_between_planes_changes_no_value) {
   const grid_shape plain{7, 12, 3}, padded{7, 12, 3, 5};
   const auto expected = reference_result(plain, 5, 4);
-  const auto padded_split = decomposed_result(padded, 3, 5, 4);
+  const auto padded_split = decomposed_result(padded, 1, 3, 5, 4);
   DCUDA_CHECK_EQ(padded.plane_size(), plain.plane_size() + 5);
   double largest = 0;
   for (int j = 0; j < plain.ny; ++j)
@@ -150,7 +167,7 @@ DCUDA_TEST(stencil_point_walks_visit_every_point_of_a_block_once) {
 
 DCUDA_TEST(stencil_halo_messages_name_rows_and_neighbours) {
   const grid_shape g{4, 10, 2};
-  const halo_messages middle = messages_of(g, out_halo(), 1, 3);
+  const halo_messages middle = messages_of(g, out_halo(), {1, 3, 0, 1});
   DCUDA_CHECK_EQ(middle.sends.size(), static_cast<std::size_t>(2));
   DCUDA_CHECK_EQ(middle.sends[0].row, 0);
   DCUDA_CHECK_EQ(middle.sends[0].peer, 0);
@@ -161,10 +178,74 @@ DCUDA_TEST(stencil_halo_messages_name_rows_and_neighbours) {
   DCUDA_CHECK_EQ(middle.receives[0].peer, 2);
   DCUDA_CHECK_EQ(middle.receives[1].row, -1);
   DCUDA_CHECK_EQ(middle.receives[1].peer, 0);
-  const halo_messages bottom_lap = messages_of(g, lap_halo(), 0, 3);  // first row down: nowhere
+  DCUDA_CHECK(middle.column_sends.empty() && middle.column_receives.empty());  // one column
+  const halo_messages bottom_lap = messages_of(g, lap_halo(), {1, 3, 0, 0});   // nowhere down
   DCUDA_CHECK(bottom_lap.sends.empty());
   DCUDA_CHECK_EQ(bottom_lap.receives.size(), static_cast<std::size_t>(1));
   DCUDA_CHECK_EQ(bottom_lap.receives[0].peer, 1);
-  const halo_messages alone = messages_of(g, out_halo(), 0, 1);
-  DCUDA_CHECK(alone.sends.empty() && alone.receives.empty());
+  const halo_messages alone = messages_of(g, out_halo(), {1, 1, 0, 0});
+  DCUDA_CHECK(alone.empty());
+}
+
+// On a 3 x 2 grid of parts, the part at (1, 0) (process 1) has neighbours west (0), east (2) and
+// above (4): its columns go both ways in x, and they arrive in the x-halos facing the sender.
+DCUDA_TEST(stencil_halo_messages_name_columns_and_neighbours_in_x) {
+  const grid_shape g{4, 10, 2};
+  const process_grid middle_bottom{3, 2, 1, 0};
+  const halo_messages out = messages_of(g, out_halo(), middle_bottom);
+  DCUDA_CHECK_EQ(out.sends.size(), static_cast<std::size_t>(1));
+  DCUDA_CHECK_EQ(out.sends[0].row, 9);
+  DCUDA_CHECK_EQ(out.sends[0].peer, 4);
+  DCUDA_CHECK_EQ(out.receives.size(), static_cast<std::size_t>(1));
+  DCUDA_CHECK_EQ(out.receives[0].row, 10);
+  DCUDA_CHECK_EQ(out.receives[0].peer, 4);
+  DCUDA_CHECK_EQ(out.column_sends.size(), static_cast<std::size_t>(2));
+  DCUDA_CHECK_EQ(out.column_sends[0].column, 0);
+  DCUDA_CHECK_EQ(out.column_sends[0].peer, 0);
+  DCUDA_CHECK_EQ(out.column_sends[1].column, 3);
+  DCUDA_CHECK_EQ(out.column_sends[1].peer, 2);
+  DCUDA_CHECK_EQ(out.column_receives.size(), static_cast<std::size_t>(2));
+  DCUDA_CHECK_EQ(out.column_receives[0].column, 4);  // east x-halo, from the east
+  DCUDA_CHECK_EQ(out.column_receives[0].peer, 2);
+  DCUDA_CHECK_EQ(out.column_receives[1].column, -1);  // west x-halo, from the west
+  DCUDA_CHECK_EQ(out.column_receives[1].peer, 0);
+  const halo_messages flx = messages_of(g, flx_halo(), {3, 2, 2, 1});  // the east edge
+  DCUDA_CHECK(flx.sends.empty() && flx.receives.empty() && flx.column_sends.empty());
+  DCUDA_CHECK_EQ(flx.column_receives.size(), static_cast<std::size_t>(1));
+  DCUDA_CHECK_EQ(flx.column_receives[0].peer, 4);
+  DCUDA_CHECK_EQ(column_start(g, -1), g.west_halo_start() + g.halo_index(0, 0));
+  DCUDA_CHECK_EQ(column_start(g, 4), g.east_halo_start() + g.halo_index(0, 0));
+  DCUDA_CHECK_EQ(column_start(g, 3), g.index(3, 0, 0));
+}
+
+// The process grids --px 0 picks: as square as the count allows, more rows than columns.
+DCUDA_TEST(stencil_squarest_process_grids) {
+  DCUDA_CHECK_EQ(squarest_columns(1), 1);
+  DCUDA_CHECK_EQ(squarest_columns(2), 1);
+  DCUDA_CHECK_EQ(squarest_columns(4), 2);
+  DCUDA_CHECK_EQ(squarest_columns(6), 2);
+  DCUDA_CHECK_EQ(squarest_columns(8), 2);
+  DCUDA_CHECK_EQ(squarest_columns(9), 3);
+  DCUDA_CHECK_EQ(squarest_columns(7), 1);
+}
+
+// A point at a part's x-edge reads its x-halo, found from its position alone.
+DCUDA_TEST(stencil_x_edge_points_read_their_x_halos) {
+  grid_shape g{4, 3, 2};
+  g.west_neighbour = g.east_neighbour = true;
+  std::vector<double> field(g.allocation_size(), 0.0);
+  for (int j = 0; j < g.ny; ++j)
+    for (int k = 0; k < g.nz; ++k) {
+      field[g.west_halo_start() + g.halo_index(j, k)] = 100 + 10 * j + k;
+      field[g.east_halo_start() + g.halo_index(j, k)] = 200 + 10 * j + k;
+      for (int i = 0; i < g.nx; ++i) field[g.index(i, j, k)] = i;
+    }
+  for (int j = 0; j < g.ny; ++j)
+    for (int k = 0; k < g.nz; ++k) {
+      DCUDA_CHECK_EQ(west(field.data(), g, g.index(0, j, k), 0), 100.0 + 10 * j + k);
+      DCUDA_CHECK_EQ(east(field.data(), g, g.index(3, j, k), 3), 200.0 + 10 * j + k);
+      DCUDA_CHECK_EQ(west(field.data(), g, g.index(2, j, k), 2), 1.0);
+    }
+  g.west_neighbour = false;  // the grid's edge: 0, the halo unread
+  DCUDA_CHECK_EQ(west(field.data(), g, g.index(0, 1, 1), 0), 0.0);
 }
