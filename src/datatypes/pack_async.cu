@@ -1,5 +1,5 @@
 // dcuda_pack_async / dcuda_unpack_async: the typed copy (protocol/typed_copy.h) as a kernel on the
-// caller's stream, every warp of the grid a worker.
+// caller's stream, every warp of the grid a worker; a layout of long runs by a kernel of its own.
 #include <algorithm>
 #include <string>
 
@@ -39,12 +39,73 @@ __global__ void __launch_bounds__(threads_per_block)
                                              thread % 32, 32);
 }
 
+// The long-run path: a layout whose runs are long enough for a warp's lanes to copy each together
+// (protocol::copy_mode: lanes_together; a vector, a column block, a triangle), packed into or
+// unpacked from contiguous bytes. The seed paper's vector fast path, widened to listed layouts:
+// only the typed side has a layout, so a chunk walks one cursor, each piece copied by the warp's
+// lanes together, and the kernel carries neither the second cursor nor the word-by-word copy of
+// short runs. It fits 80 registers a thread without spilling (the general kernel takes 106 at 8
+// bytes a word), so three blocks share an SM instead of two, each warp with its loads in flight
+// (docs/performance.md, "Datatypes").
+#ifndef DCUDA_LONG_RUN_BLOCKS_PER_SM
+#define DCUDA_LONG_RUN_BLOCKS_PER_SM 3
+#endif
+constexpr unsigned long_run_blocks_per_sm = DCUDA_LONG_RUN_BLOCKS_PER_SM;
+
+template <typename Word, bool packing>
+__global__ void __launch_bounds__(threads_per_block, long_run_blocks_per_sm)
+    long_run_copy_kernel(const dcuda::protocol::type_entry* types, dcuda_datatype type,
+                         std::uint64_t count, char* typed_bytes, char* packed_bytes) {
+  namespace protocol = dcuda::protocol;
+  const type_layout* found = protocol::committed_layout(types, type);
+  if (found == nullptr) __trap();
+  const type_layout& typed = *found;
+  const std::uint64_t total = count * typed.size;
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * warps_per_block;
+  const std::uint64_t chunk_bytes = protocol::chunk_for(total, static_cast<std::uint32_t>(warps));
+  for (std::uint64_t begin =
+           (blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32 * chunk_bytes;
+       begin < total; begin += warps * chunk_bytes) {
+    const std::uint64_t end = total - begin < chunk_bytes ? total : begin + chunk_bytes;
+    protocol::type_cursor at = protocol::cursor_at(typed, begin);
+    for (std::uint64_t packed = begin; packed < end;) {
+      const std::uint64_t left = protocol::contiguous_from(typed, at);
+      const std::uint64_t bytes = left < end - packed ? left : end - packed;
+      char* const run = typed_bytes + protocol::offset_of(typed, at);
+      if constexpr (packing) {
+        protocol::typed_copy_detail::copy_piece_words<Word>(packed_bytes + packed, run, bytes, lane,
+                                                            32);
+      } else {
+        protocol::typed_copy_detail::copy_piece_words<Word>(run, packed_bytes + packed, bytes, lane,
+                                                            32);
+      }
+      protocol::advance(typed, at, bytes);
+      packed += bytes;
+    }
+  }
+}
+
 // The kernel of the width the copy allows.
 template <typename... Arguments>
 void launch_kernel(std::uint32_t width, unsigned blocks, cudaStream_t stream,
                    Arguments... arguments) {
   dcuda::protocol::with_access_word(width, [&](auto word) {
     typed_copy_kernel<decltype(word)><<<blocks, threads_per_block, 0, stream>>>(arguments...);
+  });
+}
+
+void launch_long_run_kernel(std::uint32_t width, unsigned blocks, cudaStream_t stream,
+                            const dcuda::protocol::type_entry* table, dcuda_datatype type,
+                            std::uint64_t count, char* typed, char* packed, bool packing) {
+  dcuda::protocol::with_access_word(width, [&](auto word) {
+    if (packing) {
+      long_run_copy_kernel<decltype(word), true>
+          <<<blocks, threads_per_block, 0, stream>>>(table, type, count, typed, packed);
+    } else {
+      long_run_copy_kernel<decltype(word), false>
+          <<<blocks, threads_per_block, 0, stream>>>(table, type, count, typed, packed);
+    }
   });
 }
 
@@ -91,12 +152,21 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
   const dcuda::runtime::device_scope on_device(device);
   const type_layout contiguous = dcuda::protocol::contiguous_layout(bytes);
   const std::uint32_t width = dcuda::protocol::copy_width(layout, contiguous, typed, packed);
-  launch_kernel(width, blocks, stream, table, type, elements,
-                static_cast<char*>(const_cast<void*>(typed)),
-                static_cast<char*>(const_cast<void*>(packed)), packing);
+  auto* const typed_bytes = static_cast<char*>(const_cast<void*>(typed));
+  auto* const packed_bytes = static_cast<char*>(const_cast<void*>(packed));
+  const bool long_runs = dcuda::protocol::copy_mode(layout, contiguous) ==
+                         dcuda::protocol::typed_copy_mode::lanes_together;
+  if (long_runs) {
+    launch_long_run_kernel(width, blocks, stream, table, type, elements, typed_bytes, packed_bytes,
+                           packing);
+  } else {
+    launch_kernel(width, blocks, stream, table, type, elements, typed_bytes, packed_bytes, packing);
+  }
   const cudaError_t launched = cudaGetLastError();
-  if (launched != cudaSuccess)
-    dcuda::runtime::throw_cuda_error(launched, "typed_copy_kernel<<<>>>");
+  if (launched != cudaSuccess) {
+    dcuda::runtime::throw_cuda_error(
+        launched, long_runs ? "long_run_copy_kernel<<<>>>" : "typed_copy_kernel<<<>>>");
+  }
 }
 
 }  // namespace

@@ -348,12 +348,11 @@ void* network_proxy::landing_address(const remote_operation& op) {
   }
   // A typed piece's range in the window is checked once its header is here (landed); a layout
   // part is for no window.
-  const bool layout_part =
-      op.kind == static_cast<std::int32_t>(protocol::operation_kind::type_layout);
   const protocol::window_entry& window = collectives_.own_window(op.window, device_rank);
-  if (!layout_part && (window.generation == 0 ||
-                       (!protocol::typed_piece(op) &&
-                        !protocol::range_inside_window(op.offset, op.size, window.size)))) {
+  if (!protocol::layout_part(op) &&
+      (window.generation == 0 ||
+       (!protocol::typed_piece(op) &&
+        !protocol::range_inside_window(op.offset, op.size, window.size)))) {
     return nullptr;
   }
   if (lands_small(op)) {
@@ -386,7 +385,7 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
     trace_.record(network_trace::hop::to_agent, op);
     return;
   }
-  if (op.kind == static_cast<std::int32_t>(protocol::operation_kind::type_layout)) {
+  if (protocol::layout_part(op)) {
     land_layout_part(op, landing);
     return;
   }

@@ -13,16 +13,13 @@
 namespace dcuda::checks {
 namespace {
 
+using protocol::layout_part;
 using protocol::operation_kind;
 using protocol::remote_operation;
 
 bool known_kind(std::int32_t kind) {
   return kind >= static_cast<std::int32_t>(operation_kind::put) &&
          kind <= static_cast<std::int32_t>(operation_kind::type_layout);
-}
-
-bool layout_part(const remote_operation& op) {
-  return op.kind == static_cast<std::int32_t>(operation_kind::type_layout);
 }
 
 // Where a typed put's element 0 may lie from the window's base: far enough inside 64 bits that

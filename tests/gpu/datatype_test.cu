@@ -23,6 +23,7 @@ namespace {
 constexpr int n = 96;              // the matrices are n x n doubles, row-major
 constexpr int block_columns = 20;  // the column block: columns [7, 27)
 constexpr int block_first_column = 7;
+constexpr int wide_columns = 80;  // 640-byte runs
 constexpr unsigned char untouched = 0xA5;
 
 // A layout and the element offsets (in doubles, packed order) it stands for, for count elements.
@@ -75,6 +76,27 @@ std::vector<typed_case> matrix_cases() {
     for (int row = 0; row < n; ++row) {
       for (int k = 0; k < 2; ++k) c.elements.push_back(row * n + k);
     }
+    cases.push_back(c);
+  }
+  {
+    // Runs long enough for the vector fast path of dcuda_pack_async (a warp's lanes together on
+    // each run): 80 doubles a row, two elements of half the rows each (resized to half the
+    // matrix).
+    typed_case c{"two wide blocks", {}, 2, {}};
+    dcuda_datatype rows;
+    dcuda_type_vector(n / 2, wide_columns, n, DCUDA_DOUBLE, &rows);
+    dcuda_type_resized(rows, 0, static_cast<std::int64_t>(n / 2 * n * sizeof(double)), &c.type);
+    dcuda_type_free(&rows);
+    for (int row = 0; row < n; ++row) {
+      for (int k = 0; k < wide_columns; ++k) c.elements.push_back(row * n + k);
+    }
+    cases.push_back(c);
+  }
+  {
+    // One run of the whole matrix: the fast path cuts it into several segments.
+    typed_case c{"whole matrix", {}, 1, {}};
+    dcuda_type_contiguous(n * n, DCUDA_DOUBLE, &c.type);
+    for (int i = 0; i < n * n; ++i) c.elements.push_back(i);
     cases.push_back(c);
   }
   for (auto& c : cases) dcuda_type_commit(&c.type);

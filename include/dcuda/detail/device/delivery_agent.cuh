@@ -9,6 +9,7 @@
 #include "dcuda/detail/device/memory_order.cuh"
 #include "dcuda/detail/device/clock.cuh"
 #include "dcuda/detail/device/ptx_instructions.cuh"
+#include "dcuda/detail/device/typed_copy.cuh"
 #include "dcuda/detail/protocol/delivery_queue.h"
 #include "dcuda/detail/protocol/typed_piece.h"
 #include "dcuda/detail/protocol/device_context.h"
@@ -113,20 +114,6 @@ __device__ inline bool take_block_job(const dcuda_context* ctx, protocol::delive
   }
 }
 
-// One access width's share of a piece, out of line as a rank's typed copy (typed_copy.cuh): the
-// agent's warps are the workers.
-template <typename Word>
-__device__ __noinline__ void copy_piece_in_block_as(const protocol::typed_copy copy,
-                                                    std::uint64_t begin, std::uint64_t end) {
-  const auto thread = static_cast<std::uint32_t>(threadIdx.x);
-  if (blockDim.x % 32u == 0u) {
-    protocol::copy_typed_range_share_as<Word>(copy, begin, end, thread / 32u, blockDim.x / 32u,
-                                              thread % 32u, 32u);
-  } else {
-    protocol::copy_typed_range_share_as<Word>(copy, begin, end, thread, blockDim.x, 0u, 1u);
-  }
-}
-
 // Every thread of the agent: a typed put's piece packed or unpacked (protocol/typed_piece.h). The
 // job's typed_piece_job and the layout it names (in pinned memory where the layout came from
 // another process) are copied into shared memory once: the copy reads the layout's fields at
@@ -144,10 +131,7 @@ __device__ inline void run_typed_piece_job(const protocol::delivery_job& job) {
   char* const packed = reinterpret_cast<char*>(job.source) + protocol::typed_piece_header_bytes;
   const protocol::typed_copy copy =
       protocol::plan_typed_piece(piece, layout, contiguous, packed, job.bytes, packing);
-  const std::uint64_t begin = piece.stream_at;
-  protocol::with_access_word(copy.width, [&](auto word) {
-    copy_piece_in_block_as<decltype(word)>(copy, begin, begin + job.bytes);
-  });
+  copy_range_in_block(copy, piece.stream_at, piece.stream_at + job.bytes);
 }
 
 // Called by every thread of the agent block; never returns to the user's kernel.

@@ -46,25 +46,35 @@ __device__ inline void check_typed_span(const dcuda_state& gst, protocol::call c
   }
 }
 
-// One access width's copy, kept out of line: the rank's kernel holds a persistent loop's state
-// in its registers (64 a thread at 1024 threads); called, the copy has them to itself, the
-// caller's state saved once around the call rather than spilled inside the copy's loops, and only
-// the width in use is entered. Warps are the workers; a rank whose size is not a multiple of the
-// warp has every thread work alone (a worker's lanes must all exist).
+// One access width's share of packed bytes [begin, end) of a copy, for every thread of the block
+// (a rank, or the delivery agent's block), kept out of line: the rank's kernel holds a persistent
+// loop's state in its registers (64 a thread at 1024 threads); called, the copy has them to
+// itself, the caller's state saved once around the call rather than spilled inside the copy's
+// loops, and only the width in use is entered. Warps are the workers; a block whose size is not a
+// multiple of the warp has every thread work alone (a worker's lanes must all exist).
 template <typename Word>
-__device__ __noinline__ void copy_in_rank_as(const protocol::typed_copy copy) {
+__device__ __noinline__ void copy_range_in_block_as(const protocol::typed_copy copy,
+                                                    std::uint64_t begin, std::uint64_t end) {
   const auto threads = static_cast<std::uint32_t>(blockDim.x);
   const auto thread = static_cast<std::uint32_t>(threadIdx.x);
   if (threads % 32u == 0u) {
-    protocol::copy_typed_share_as<Word>(copy, thread / 32u, threads / 32u, thread % 32u, 32u);
+    protocol::copy_typed_range_share_as<Word>(copy, begin, end, thread / 32u, threads / 32u,
+                                              thread % 32u, 32u);
   } else {
-    protocol::copy_typed_share_as<Word>(copy, thread, threads, 0u, 1u);
+    protocol::copy_typed_range_share_as<Word>(copy, begin, end, thread, threads, 0u, 1u);
   }
 }
 
-// Every thread of the rank copies its share, at the plan's width.
+// Packed bytes [begin, end) of the copy, every thread of the block its share, at the plan's width.
+__device__ inline void copy_range_in_block(const protocol::typed_copy& copy, std::uint64_t begin,
+                                           std::uint64_t end) {
+  protocol::with_access_word(
+      copy.width, [&](auto word) { copy_range_in_block_as<decltype(word)>(copy, begin, end); });
+}
+
+// Every thread of the rank copies its share of the whole copy.
 __device__ inline void copy_in_rank(const protocol::typed_copy& copy) {
-  protocol::with_access_word(copy.width, [&](auto word) { copy_in_rank_as<decltype(word)>(copy); });
+  copy_range_in_block(copy, 0, copy.total);
 }
 
 // dcuda_pack (`packing`) or dcuda_unpack: `count` elements of `type` at `typed`, to or from the

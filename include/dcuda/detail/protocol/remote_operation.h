@@ -48,10 +48,16 @@ DCUDA_HD constexpr bool typed_piece(const remote_operation& op) {
          op.kind == static_cast<std::int32_t>(operation_kind::typed_put_notify);
 }
 
+// A part of a typed put's target layout, sent ahead of its pieces (for no window).
+DCUDA_HD constexpr bool layout_part(const remote_operation& op) {
+  return op.kind == static_cast<std::int32_t>(operation_kind::type_layout);
+}
+
 }  // namespace dcuda::protocol
 
 namespace dcuda::transport {
 using protocol::carries_payload;
+using protocol::layout_part;
 using protocol::notifies;
 using protocol::operation_kind;
 using protocol::remote_operation;
