@@ -52,36 +52,26 @@ __global__ void __launch_bounds__(threads_per_block)
 #endif
 constexpr unsigned long_run_blocks_per_sm = DCUDA_LONG_RUN_BLOCKS_PER_SM;
 
-// Runs shorter than one word per lane of a warp: one lane copies such a run alone.
+// The rest of a chunk from a short run on, packed bytes up to `end` from cursor `at` (at the
+// start of the short run, or inside it): the lanes take a run each, 32 runs at a time. A triangle's
+// first rows are dozens of runs of 8 to 256 bytes in one chunk; copied one after another by the
+// whole warp, each waited for its run's place and its data before the next began, and that chunk
+// held the whole copy back. Runs shorter than this are copied by one lane alone (one word per lane
+// of a warp).
 template <typename Word>
 constexpr std::uint64_t short_piece = 32 * sizeof(Word);
-// Runs shorter than one group of loads of every lane of a warp (words_in_flight each): a group of
-// lanes_per_medium_run lanes copies such a run, the warp several at once.
-template <typename Word>
-constexpr std::uint64_t medium_piece = 32 * dcuda::protocol::words_in_flight<Word> * sizeof(Word);
-constexpr unsigned lanes_per_medium_run = 8;
 
-// The rest of a chunk from its first run shorter than medium_piece on: packed bytes up to `end`
-// from cursor `at`. The warp takes the runs a few at a time, each run a group of lanes: one lane
-// while the runs are short (32 runs at a time), 8 lanes otherwise (4 at a time); the runs among
-// them at least medium_piece long are copied after them by the whole warp, one by one. A
-// triangle's first rows are dozens of runs of 8 bytes to 2 KiB in each of its first chunks: copied
-// one after another by the whole warp, each waited for its run's place and data before the next
-// began, and those chunks held the whole copy back.
 template <typename Word, bool packing>
-__device__ void copy_runs_by_groups(const type_layout& typed, char* typed_bytes, char* packed_bytes,
-                                    dcuda::protocol::type_cursor at, std::uint64_t end,
-                                    unsigned lane) {
+__device__ void copy_runs_by_lane(const type_layout& typed, char* typed_bytes, char* packed_bytes,
+                                  dcuda::protocol::type_cursor at, std::uint64_t end,
+                                  unsigned lane) {
   namespace protocol = dcuda::protocol;
   const bool strided = typed.kind == protocol::layout_kind::strided;
   const auto run_packed = [&](std::uint64_t element, std::uint64_t run) {
     return element * typed.size + (strided ? run * typed.run_bytes : typed.run_starts[run]);
   };
   for (std::uint64_t first = run_packed(at.element, at.run) + at.within; first < end;) {
-    const unsigned group =
-        protocol::contiguous_from(typed, at) < short_piece<Word> ? 1u : lanes_per_medium_run;
-    const unsigned index = lane / group, in_group = lane % group;
-    protocol::type_cursor mine{at.element, at.run + index, index == 0 ? at.within : 0};
+    protocol::type_cursor mine{at.element, at.run + lane, lane == 0 ? at.within : 0};
     while (mine.run >= typed.run_count) {
       mine.run -= typed.run_count;
       ++mine.element;
@@ -90,16 +80,16 @@ __device__ void copy_runs_by_groups(const type_layout& typed, char* typed_bytes,
     const std::uint64_t from = start + mine.within;
     const std::uint64_t run_end = start + protocol::run_length(typed, mine.run);
     const std::uint64_t to = run_end < end ? run_end : end;
+    // A short run is the lane's alone; the group's long ones (a layout that mixes both) are
+    // copied after it by the whole warp, one by one.
     char* const run = typed_bytes + protocol::offset_of(typed, mine);
     char* const to_bytes = packing ? packed_bytes + from : run;
     const char* const from_bytes = packing ? run : packed_bytes + from;
     const std::uint64_t bytes = from < to ? to - from : 0;
-    const bool by_warp = bytes >= medium_piece<Word>;
-    if (!by_warp) {
-      protocol::typed_copy_detail::copy_piece_words<Word>(to_bytes, from_bytes, bytes, in_group,
-                                                          group);
+    if (bytes < short_piece<Word>) {
+      protocol::typed_copy_detail::copy_piece_words<Word>(to_bytes, from_bytes, bytes, 0, 1);
     }
-    for (unsigned long_runs = __ballot_sync(~0u, by_warp && in_group == 0); long_runs != 0;
+    for (unsigned long_runs = __ballot_sync(~0u, bytes >= short_piece<Word>); long_runs != 0;
          long_runs &= long_runs - 1) {
       const int owner = __ffs(static_cast<int>(long_runs)) - 1;
       protocol::typed_copy_detail::copy_piece_words<Word>(
@@ -109,7 +99,7 @@ __device__ void copy_runs_by_groups(const type_layout& typed, char* typed_bytes,
               __shfl_sync(~0u, reinterpret_cast<std::uintptr_t>(from_bytes), owner)),
           __shfl_sync(~0u, bytes, owner), lane, 32);
     }
-    at.run += 32 / group;
+    at.run += 32;
     at.within = 0;
     while (at.run >= typed.run_count) {
       at.run -= typed.run_count;
@@ -131,10 +121,9 @@ __global__ void __launch_bounds__(threads_per_block, long_run_blocks_per_sm)
   const unsigned lane = threadIdx.x % 32;
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * warps_per_block;
   const std::uint64_t chunk_bytes = protocol::chunk_for(total, static_cast<std::uint32_t>(warps));
-  // A run shorter than one group of loads of the warp inside a chunk leaves lanes idle, and many
-  // in a row would keep the warp waiting on one after another: from the first one on, groups of
-  // lanes take the chunk's runs (copy_runs_by_groups). The chunk's first and last pieces, runs cut
-  // by its edges, do not count.
+  // A run shorter than one word per lane inside a chunk leaves lanes idle, and many in a row
+  // would keep the warp waiting on one after another: from the first one on, the lanes take the
+  // chunk's runs one each. The chunk's first and last pieces, runs cut by its edges, do not count.
   for (std::uint64_t begin =
            (blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32 * chunk_bytes;
        begin < total; begin += warps * chunk_bytes) {
@@ -143,8 +132,8 @@ __global__ void __launch_bounds__(threads_per_block, long_run_blocks_per_sm)
     for (std::uint64_t packed = begin; packed < end;) {
       const std::uint64_t left = protocol::contiguous_from(typed, at);
       const std::uint64_t bytes = left < end - packed ? left : end - packed;
-      if (bytes < medium_piece<Word> && packed != begin && packed + bytes != end) {
-        copy_runs_by_groups<Word, packing>(typed, typed_bytes, packed_bytes, at, end, lane);
+      if (bytes < short_piece<Word> && packed != begin && packed + bytes != end) {
+        copy_runs_by_lane<Word, packing>(typed, typed_bytes, packed_bytes, at, end, lane);
         break;
       }
       char* const run = typed_bytes + protocol::offset_of(typed, at);
