@@ -41,26 +41,24 @@ __global__ void __launch_bounds__(threads_per_block)
 
 // The long-run path: a layout whose runs are long enough for a warp's lanes to copy each together
 // (protocol::copy_mode: lanes_together; a vector, a column block, a triangle), packed into or
-// unpacked from contiguous bytes. The seed paper's vector fast path, widened to listed layouts:
-// only the typed side has a layout, so a chunk walks one cursor, each piece copied by the warp's
-// lanes together, and the kernel carries neither the second cursor nor the word-by-word copy of
-// short runs. It fits 80 registers a thread without spilling (the general kernel takes 106 at 8
-// bytes a word), so three blocks share an SM instead of two, each warp with its loads in flight
-// (docs/performance.md, "Datatypes").
-#ifndef DCUDA_LONG_RUN_BLOCKS_PER_SM
-#define DCUDA_LONG_RUN_BLOCKS_PER_SM 3
-#endif
-constexpr unsigned long_run_blocks_per_sm = DCUDA_LONG_RUN_BLOCKS_PER_SM;
+// unpacked from contiguous bytes. The vector fast path of Wu et al.'s GPU datatype engine
+// (docs/design.md), widened to listed layouts: only the typed side has a layout, so a chunk walks
+// one cursor, each piece copied by the warp's lanes together, and the kernel carries neither the
+// second cursor nor the word-by-word copy of short runs. It fits 80 registers a thread without
+// spilling (the general kernel takes 106 at 8 bytes a word), so three blocks share an SM instead
+// of two, each warp with its loads in flight; at four (64 registers) the 8- and 16-byte kernels
+// spill (docs/performance.md, "Datatypes").
+constexpr unsigned long_run_blocks_per_sm = 3;
 
-// The rest of a chunk from a short run on, packed bytes up to `end` from cursor `at` (at the
-// start of the short run, or inside it): the lanes take a run each, 32 runs at a time. A triangle's
-// first rows are dozens of runs of 8 to 256 bytes in one chunk; copied one after another by the
-// whole warp, each waited for its run's place and its data before the next began, and that chunk
-// held the whole copy back. Runs shorter than this are copied by one lane alone (one word per lane
-// of a warp).
+// Runs shorter than one word per lane of a warp.
 template <typename Word>
 constexpr std::uint64_t short_piece = 32 * sizeof(Word);
 
+// The rest of a chunk from its first short run on: packed bytes up to `end` from cursor `at`.
+// The lanes take a run each, 32 runs at a time; the runs among them at least short_piece long
+// are copied after them by the whole warp, one by one. A triangle's first rows are dozens of runs
+// of 8 to 256 bytes in one chunk: copied one after another by the whole warp, each waited for its
+// run's place and data before the next began, and that chunk held the whole copy back.
 template <typename Word, bool packing>
 __device__ void copy_runs_by_lane(const type_layout& typed, char* typed_bytes, char* packed_bytes,
                                   dcuda::protocol::type_cursor at, std::uint64_t end,
