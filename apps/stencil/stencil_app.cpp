@@ -53,7 +53,7 @@ run_setup setup_from(const app_options& options, int process, int processes) {
                                 std::to_string(processes) +
                                 " processes into columns of parts (0 picks the squarest grid)");
   const int columns = px == 0 ? squarest_columns(processes) : px;
-  setup.grid = {columns, processes / columns, process % columns, process / columns};
+  setup.grid = process_grid::of(columns, processes / columns, process);
   setup.shape = {options.get_int("nx"),  options.get_int("ny"),  options.get_int("nz"),
                  options.get_int("pad"), setup.grid.west() >= 0, setup.grid.east() >= 0};
   setup.iterations = options.get_int("iterations");
@@ -97,7 +97,8 @@ double deviation_from_reference(const run_setup& setup, const std::vector<double
     std::vector<double> gathered(global.field_size(), 0.0);
     for (int p = 0; p < processes; ++p) {
       const double* part = parts.data() + static_cast<std::size_t>(p) * rows_values;
-      const int first_column = p % grid.columns * g.nx, first_row = p / grid.columns * g.ny;
+      const process_grid place = process_grid::of(grid.columns, grid.rows, p);
+      const int first_column = place.x * g.nx, first_row = place.y * g.ny;
       for (int j = 0; j < g.ny; ++j)
         for (int k = 0; k < g.nz; ++k)
           std::copy_n(part + g.index(0, j, k) - g.plane_start(0), g.nx,
@@ -115,23 +116,21 @@ double deviation_from_reference(const run_setup& setup, const std::vector<double
 halo_messages messages_of(const grid_shape& g, const halo_directions& directions,
                           const process_grid& grid) {
   halo_messages messages;
+  // One way of one exchange: row or column `sent` goes to `to`, and the same of `from` arrives
+  // in halo `received` (a neighbour of -1 is the grid's edge).
+  auto one_way = [](auto& sends, auto& receives, bool wanted, int sent, int to, int received,
+                    int from) {
+    if (!wanted) return;
+    if (to >= 0) sends.push_back({sent, to});
+    if (from >= 0) receives.push_back({received, from});
+  };
   const int below = grid.below(), above = grid.above(), west = grid.west(), east = grid.east();
-  if (directions.first_row_down) {
-    if (below >= 0) messages.sends.push_back({0, below});
-    if (above >= 0) messages.receives.push_back({g.ny, above});
-  }
-  if (directions.last_row_up) {
-    if (above >= 0) messages.sends.push_back({g.ny - 1, above});
-    if (below >= 0) messages.receives.push_back({-1, below});
-  }
-  if (directions.first_column_west) {
-    if (west >= 0) messages.column_sends.push_back({0, west});
-    if (east >= 0) messages.column_receives.push_back({g.nx, east});
-  }
-  if (directions.last_column_east) {
-    if (east >= 0) messages.column_sends.push_back({g.nx - 1, east});
-    if (west >= 0) messages.column_receives.push_back({-1, west});
-  }
+  one_way(messages.sends, messages.receives, directions.first_row_down, 0, below, g.ny, above);
+  one_way(messages.sends, messages.receives, directions.last_row_up, g.ny - 1, above, -1, below);
+  one_way(messages.column_sends, messages.column_receives, directions.first_column_west, 0, west,
+          g.nx, east);
+  one_way(messages.column_sends, messages.column_receives, directions.last_column_east, g.nx - 1,
+          east, -1, west);
   return messages;
 }
 

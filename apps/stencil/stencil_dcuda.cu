@@ -277,18 +277,11 @@ class column_layouts {
     // In the field: `levels` values nx apart; one element per row, a plane apart.
     dcuda_datatype levels_in_field;
     dcuda_type_vector(levels, 1, g.nx, DCUDA_DOUBLE, &levels_in_field);
-    dcuda_type_resized(levels_in_field, 0,
-                       static_cast<std::int64_t>(g.plane_size() * sizeof(double)),
-                       &types_.in_field);
-    dcuda_type_free(&levels_in_field);  // the resized type keeps what it needs
+    types_.in_field = one_element_per_row(levels_in_field, g.plane_size());
     // In an x-halo: `levels` values in a row; one element per row, nz values apart.
     dcuda_datatype levels_in_halo;
     dcuda_type_contiguous(levels, DCUDA_DOUBLE, &levels_in_halo);
-    dcuda_type_resized(levels_in_halo, 0, static_cast<std::int64_t>(g.nz * sizeof(double)),
-                       &types_.in_halo);
-    dcuda_type_free(&levels_in_halo);
-    dcuda_type_commit(&types_.in_field);
-    dcuda_type_commit(&types_.in_halo);
+    types_.in_halo = one_element_per_row(levels_in_halo, static_cast<std::size_t>(g.nz));
   }
   ~column_layouts() {
     if (types_.in_field.id != DCUDA_DATATYPE_NULL.id) dcuda_type_free(&types_.in_field);
@@ -299,6 +292,16 @@ class column_layouts {
   column_types types() const { return types_; }
 
  private:
+  // `levels` resized to `row_values` doubles and committed; `levels` itself is freed (the resized
+  // type keeps what it needs).
+  static dcuda_datatype one_element_per_row(dcuda_datatype levels, std::size_t row_values) {
+    dcuda_datatype row;
+    dcuda_type_resized(levels, 0, static_cast<std::int64_t>(row_values * sizeof(double)), &row);
+    dcuda_type_free(&levels);
+    dcuda_type_commit(&row);
+    return row;
+  }
+
   column_types types_;
 };
 

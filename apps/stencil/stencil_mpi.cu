@@ -40,12 +40,15 @@ class mpi_exchange {
         grid_(setup.grid),
         stream_(stream),
         device_buffers_(mpi_takes_device_buffers()),
-        column_datatype_(options.get("mpi_datatypes") != 0),
         staging_(4 * g_.plane_size() + 4 * column_values(g_)),
-        packed_columns_(2 * column_values(g_)),
-        host_rows_(column_datatype_ && !device_buffers_ ? g_.plane_size() * g_.ny : 0) {
-    if (grid_.columns > 1 && column_datatype_)
+        packed_columns_(2 * column_values(g_)) {
+    // With --mpi_datatypes 1 and parts in x, columns go as an MPI vector type, from the field
+    // itself or from a host copy of the part's rows.
+    if (grid_.columns > 1 && options.get("mpi_datatypes") != 0) {
       column_type_ = std::make_unique<mpi_datatype>(g_.ny * g_.nz, g_.nx);
+      if (!device_buffers_)
+        host_rows_ = std::make_unique<pinned_array<double>>(g_.plane_size() * g_.ny);
+    }
   }
 
   void exchange(double* field, const halo_directions& directions) {
@@ -71,7 +74,7 @@ class mpi_exchange {
     }
     const double* rows = field + g_.plane_start(0);  // the columns' source, with column_type_
     if (column_type_ && !device_buffers_ && !messages.column_sends.empty())
-      rows = to_host(rows, host_rows_.get(), host_rows_.size());
+      rows = to_host(rows, host_rows_->get(), host_rows_->size());
     for (std::size_t m = 0; m < messages.column_sends.size(); ++m) {
       const column_message& message = messages.column_sends[m];
       const int tag = message.column == 0 ? west_tag : east_tag;
@@ -149,11 +152,11 @@ class mpi_exchange {
   process_grid grid_;
   cudaStream_t stream_;
   bool device_buffers_;
-  bool column_datatype_;
   pinned_array<double> staging_;
   device_array<double> packed_columns_;
-  pinned_array<double> host_rows_;  // the part's rows, for the column type on the host
-  std::unique_ptr<mpi_datatype> column_type_;
+  std::unique_ptr<mpi_datatype> column_type_;  // null: columns packed by a kernel
+  std::unique_ptr<pinned_array<double>>
+      host_rows_;           // the part's rows, for column_type_ on the host
   wall_clock_timer timer_;  // the exchanges' communication time
 };
 

@@ -80,6 +80,10 @@ struct process_grid {
   int columns = 1, rows = 1;
   int x = 0, y = 0;
 
+  // The place of process `process`.
+  APP_HD static process_grid of(int columns, int rows, int process) {
+    return {columns, rows, process % columns, process / columns};
+  }
   APP_HD int process() const { return y * columns + x; }
   // The neighbouring parts' processes, -1 at the grid's edge.
   APP_HD int west() const { return x > 0 ? process() - 1 : -1; }

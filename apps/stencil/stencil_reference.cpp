@@ -113,7 +113,7 @@ std::vector<double> decomposed_result(const grid_shape& global, int columns, int
   };
   std::vector<part> parts;
   for (int p = 0; p < columns * rows; ++p)
-    parts.push_back({{columns, rows, p % columns, p / columns}, fields(g)});
+    parts.push_back({process_grid::of(columns, rows, p), fields(g)});
   for (part& p : parts) {
     const std::vector<double> input =
         initial_field(g, seed, static_cast<long long>(p.place.y) * g.ny, p.place.x * g.nx);

@@ -68,12 +68,16 @@ __device__ void copy_runs_by_lane(const type_layout& typed, char* typed_bytes, c
   const auto run_packed = [&](std::uint64_t element, std::uint64_t run) {
     return element * typed.size + (strided ? run * typed.run_bytes : typed.run_starts[run]);
   };
+  // A cursor whose run counts on past its element's last: into the next elements.
+  const auto wrap = [&](protocol::type_cursor& cursor) {
+    while (cursor.run >= typed.run_count) {
+      cursor.run -= typed.run_count;
+      ++cursor.element;
+    }
+  };
   for (std::uint64_t first = run_packed(at.element, at.run) + at.within; first < end;) {
     protocol::type_cursor mine{at.element, at.run + lane, lane == 0 ? at.within : 0};
-    while (mine.run >= typed.run_count) {
-      mine.run -= typed.run_count;
-      ++mine.element;
-    }
+    wrap(mine);
     const std::uint64_t start = run_packed(mine.element, mine.run);
     const std::uint64_t from = start + mine.within;
     const std::uint64_t run_end = start + protocol::run_length(typed, mine.run);
@@ -99,10 +103,7 @@ __device__ void copy_runs_by_lane(const type_layout& typed, char* typed_bytes, c
     }
     at.run += 32;
     at.within = 0;
-    while (at.run >= typed.run_count) {
-      at.run -= typed.run_count;
-      ++at.element;
-    }
+    wrap(at);
     first = run_packed(at.element, at.run);
   }
 }
@@ -135,13 +136,9 @@ __global__ void __launch_bounds__(threads_per_block, long_run_blocks_per_sm)
         break;
       }
       char* const run = typed_bytes + protocol::offset_of(typed, at);
-      if constexpr (packing) {
-        protocol::typed_copy_detail::copy_piece_words<Word>(packed_bytes + packed, run, bytes, lane,
-                                                            32);
-      } else {
-        protocol::typed_copy_detail::copy_piece_words<Word>(run, packed_bytes + packed, bytes, lane,
-                                                            32);
-      }
+      protocol::typed_copy_detail::copy_piece_words<Word>(packing ? packed_bytes + packed : run,
+                                                          packing ? run : packed_bytes + packed,
+                                                          bytes, lane, 32);
       protocol::advance(typed, at, bytes);
       packed += bytes;
     }
