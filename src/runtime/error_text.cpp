@@ -110,9 +110,9 @@ std::string describe_error(const protocol::error_report& report,
         text << "peer GPU " << ring;
       }
       text << " is not one dcuda writes: ";
-      if (v[1] > protocol::ring_payload_limit) {
-        text << "a payload of " << v[1] << " bytes (a record carries at most "
-             << protocol::ring_payload_limit << ")";
+      if (v[1] > protocol::ring_carry_limit) {
+        text << "a payload of " << v[1] << " bytes (the ring carries at most "
+             << protocol::ring_carry_limit << ")";
       } else {
         text << "a payload of " << v[1] << " bytes at offset " << v[2] << " ends outside the "
              << (v[3] & 0xffffffff) << "-byte window in slot " << (v[3] >> 32);

@@ -1,8 +1,9 @@
 // Peer rings (protocol/peer_ring.h): records round-trip, a record is taken only when both words
 // carry its ticket's stamp, and a ring shared by several senders (one ticket counter, as the
 // ranks of one GPU share it) delivers every record once, each sender's in its order, with the
-// data of regular puts visible, while senders wait for room in a full ring. Host threads stand in
-// for the ranks, following device/peer_ring.cuh and device/ring_poll.cuh step by step.
+// data of regular puts visible and every byte of carried ones, while senders wait for room in a
+// full ring. Host threads stand in for the ranks, following device/peer_ring.cuh and
+// device/ring_poll.cuh step by step.
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -57,9 +58,46 @@ DCUDA_TEST(ring_records_are_refused_when_wider_than_a_record_or_outside_the_wind
   DCUDA_CHECK(fault(0x7fffffffu, 4, 64) == ring_record_fault::outside_window);
   DCUDA_CHECK(fault(0, 1, 0) == ring_record_fault::outside_window);  // an empty window
   DCUDA_CHECK(fault(0x7fffffffu, 0, 0) == ring_record_fault::none);  // a notification alone
-  for (std::uint8_t size = 5; size <= 7; ++size) {
-    DCUDA_CHECK(fault(0, size, 64) == ring_record_fault::payload_too_large);
+  // The longest payload the ring carries (in the record and its continuation slot).
+  DCUDA_CHECK(fault(64 - ring_carry_limit, ring_carry_limit, 64) == ring_record_fault::none);
+  DCUDA_CHECK(fault(65 - ring_carry_limit, ring_carry_limit, 64) ==
+              ring_record_fault::outside_window);
+  DCUDA_CHECK(fault(56, 8, 64) == ring_record_fault::none);
+  DCUDA_CHECK(fault(57, 8, 64) == ring_record_fault::outside_window);
+  for (std::uint8_t size = ring_carry_limit + 1; size <= 127; ++size) {
+    DCUDA_CHECK(fault(0, size, 256) == ring_record_fault::payload_too_large);
   }
+}
+
+DCUDA_TEST(continuation_slots_carry_every_byte_past_the_records_four) {
+  DCUDA_CHECK_EQ(continuation_slots(0), 0u);
+  DCUDA_CHECK_EQ(continuation_slots(4), 0u);
+  DCUDA_CHECK_EQ(continuation_slots(5), 1u);
+  DCUDA_CHECK_EQ(continuation_slots(12), 1u);
+  DCUDA_CHECK_EQ(continuation_slots(13), 2u);
+  DCUDA_CHECK_EQ(continuation_slots(ring_carry_limit), max_continuation_slots);
+  DCUDA_CHECK(record_payload_bytes + continuation_payload_bytes * max_continuation_slots >=
+              static_cast<std::uint32_t>(ring_carry_limit));
+  // The record's size field holds every carried size, and the fields beside it keep their values.
+  const ring_record longest =
+      decode_ring_record(encode_ring_record({0, 0x7fffffffu, 255, 31, ring_carry_limit, true}, 77));
+  DCUDA_CHECK_EQ(longest.size, ring_carry_limit);
+  DCUDA_CHECK_EQ(longest.tag, 255);
+  DCUDA_CHECK_EQ(longest.window_slot, 31);
+  DCUDA_CHECK_EQ(longest.offset, 0x7fffffffu);
+  DCUDA_CHECK(longest.fenced);
+
+  const ring_words slot = encode_continuation(0x11223344u, 0x55667788u, 1000);
+  DCUDA_CHECK(continuation_complete(slot, 1000));
+  DCUDA_CHECK_EQ(static_cast<std::uint32_t>(slot.first), 0x11223344u);
+  DCUDA_CHECK_EQ(static_cast<std::uint32_t>(slot.second), 0x55667788u);
+  const ring_words lap_before = encode_continuation(1, 2, 1000 - ring_slots);
+  DCUDA_CHECK(!continuation_complete(lap_before, 1000));
+  DCUDA_CHECK(!continuation_complete({slot.first, lap_before.second}, 1000));
+  DCUDA_CHECK(!continuation_complete({lap_before.first, slot.second}, 1000));
+  DCUDA_CHECK(!continuation_complete({0, 0}, 0));
+  // A record is never taken for a continuation slot of the same ticket, nor the other way round.
+  DCUDA_CHECK(!continuation_complete(encode_ring_record({1, 2, 3, 4, 5, false}, 1000), 1000));
 }
 
 DCUDA_TEST(ring_memory_regions_do_not_overlap) {
@@ -71,51 +109,82 @@ DCUDA_TEST(ring_memory_regions_do_not_overlap) {
   DCUDA_CHECK(layout.bytes() >= layout.taken() + 396 * 4);
 }
 
+// Byte j of the payload of sender s's message i (a carried put).
+std::uint8_t payload_byte(int s, std::uint32_t i, std::uint32_t j) {
+  return static_cast<std::uint8_t>(i * 7u + j * 13u + static_cast<std::uint32_t>(s) + 1u);
+}
+// Bytes [4w, 4w + 4) of that payload, little-endian as the device gathers them (0 past `size`).
+std::uint32_t payload_word(int s, std::uint32_t i, std::uint32_t size, std::uint32_t w) {
+  std::uint32_t word = 0;
+  for (std::uint32_t j = 0; j < 4; ++j) {
+    if (4 * w + j < size) word |= std::uint32_t{payload_byte(s, i, 4 * w + j)} << (8 * j);
+  }
+  return word;
+}
+
+void store_slot(ring_words& slot, const ring_words& words) {
+  system_atomic<std::uint64_t>(slot.second).store(words.second, cuda::memory_order_relaxed);
+  system_atomic<std::uint64_t>(slot.first).store(words.first, cuda::memory_order_relaxed);
+}
+ring_words load_slot(ring_words& slot) {
+  return {system_atomic<std::uint64_t>(slot.first).load(cuda::memory_order_relaxed),
+          system_atomic<std::uint64_t>(slot.second).load(cuda::memory_order_relaxed)};
+}
+
 // Three senders share one ticket counter and one target ring. Sender s sends `per_sender`
-// notifications; message i of sender s either carries its value in the record (size 4) or, every
-// third one, stores it into data[s][i] and then fences before a fenced record of size 0 (a
-// regular put_notify). The target reads each record relaxed, again with acquire when it is
-// fenced, takes records in ticket order and checks, for each, that the sender's messages arrive
-// in order and that the data of a regular one is there.
+// notifications; message i of sender s either carries its payload in the ring (4 bytes in the
+// record, or 5 to ring_carry_limit bytes in the record and its continuation slots, whose tickets
+// come with the record's from one fetch_add, the slots stored before the record as the device
+// does) or, every third one, stores its value into data[s][i] and then fences before a fenced
+// record of size 0 (a regular put_notify). The target reads each record relaxed, again with
+// acquire when it is fenced, takes a record with continuation slots only once they are all
+// complete, takes records in ticket order and checks, for each, that the sender's messages
+// arrive in order with every byte of their payload.
 DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   constexpr int senders = 3;
   constexpr std::uint32_t per_sender = 20000;
   std::vector<ring_words> ring(ring_slots);
   std::uint32_t tail = 0, taken = 0;
   std::vector<std::vector<std::uint32_t>> data(senders, std::vector<std::uint32_t>(per_sender));
+  // Message i's payload size: 0 for a regular put, 4, or 5 .. ring_carry_limit.
+  const auto size_of = [](std::uint32_t i) -> std::uint32_t {
+    if (i % 3 == 2) return 0;
+    return i % 3 == 0 ? 4u : 5u + i % (ring_carry_limit - 4);
+  };
   const auto send = [&](int s) {
     for (std::uint32_t i = 0; i < per_sender; ++i) {
-      const bool regular = i % 3 == 2;
-      const std::uint32_t value = i + 1;
+      const std::uint32_t size = size_of(i);
+      const bool regular = size == 0;
       if (regular) {
-        system_atomic<std::uint32_t>(data[s][i]).store(value, cuda::memory_order_relaxed);
+        system_atomic<std::uint32_t>(data[s][i]).store(i + 1, cuda::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_seq_cst);  // fence.acq_rel.sys
       }
-      const std::uint32_t ticket =
-          system_atomic<std::uint32_t>(tail).fetch_add(1, cuda::memory_order_relaxed);
-      while (!ring_has_room(ticket,
+      const std::uint32_t continuations = continuation_slots(size);
+      const std::uint32_t ticket = system_atomic<std::uint32_t>(tail).fetch_add(
+          1 + continuations, cuda::memory_order_relaxed);
+      while (!ring_has_room(ticket + continuations,
                             system_atomic<std::uint32_t>(taken).load(cuda::memory_order_relaxed))) {
       }
+      for (std::uint32_t c = 1; c <= continuations; ++c) {
+        store_slot(ring[ring_slot(ticket + c)],
+                   encode_continuation(payload_word(s, i, size, 2 * c - 1),
+                                       payload_word(s, i, size, 2 * c), ticket + c));
+      }
       // The tag says who sent it; the offset which message.
-      const ring_words words =
-          encode_ring_record({regular ? 0u : value, i, static_cast<std::uint8_t>(s), 0,
-                              static_cast<std::uint8_t>(regular ? 0 : 4), regular},
-                             ticket);
-      ring_words& slot = ring[ring_slot(ticket)];
-      system_atomic<std::uint64_t>(slot.second).store(words.second, cuda::memory_order_relaxed);
-      system_atomic<std::uint64_t>(slot.first).store(words.first, cuda::memory_order_relaxed);
+      store_slot(ring[ring_slot(ticket)],
+                 encode_ring_record({payload_word(s, i, size, 0), i, static_cast<std::uint8_t>(s),
+                                     0, static_cast<std::uint8_t>(size), regular},
+                                    ticket));
     }
   };
   std::vector<std::thread> threads;
   for (int s = 0; s < senders; ++s) threads.emplace_back(send, s);
 
   std::vector<std::uint32_t> next(senders, 0);
-  std::uint32_t head = 0, wrong = 0;
-  while (head < senders * per_sender) {
+  std::uint32_t head = 0, wrong = 0, records = 0, carried = 0;
+  while (records < senders * per_sender) {
     ring_words& slot = ring[ring_slot(head)];
-    const ring_words words{
-        system_atomic<std::uint64_t>(slot.first).load(cuda::memory_order_relaxed),
-        system_atomic<std::uint64_t>(slot.second).load(cuda::memory_order_relaxed)};
+    const ring_words words = load_slot(slot);
     if (!ring_record_complete(words, head)) continue;
     const ring_record record = decode_ring_record(words);
     if (record.fenced) {
@@ -124,18 +193,40 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
     }
     const int s = record.tag;
     const std::uint32_t i = record.offset;
-    const std::uint32_t value =
-        record.size != 0
-            ? record.payload
-            : system_atomic<std::uint32_t>(data[s][i]).load(cuda::memory_order_relaxed);
-    if (i != next[s] || value != i + 1) ++wrong;
+    const std::uint32_t continuations = continuation_slots(record.size);
+    std::vector<std::uint32_t> received{record.payload};
+    bool complete = true;
+    for (std::uint32_t c = 1; c <= continuations; ++c) {
+      const ring_words continuation = load_slot(ring[ring_slot(head + c)]);
+      complete = complete && continuation_complete(continuation, head + c);
+      received.push_back(static_cast<std::uint32_t>(continuation.first));
+      received.push_back(static_cast<std::uint32_t>(continuation.second));
+    }
+    if (!complete) continue;  // taken on a later look, as the device does
+    if (i != next[s] || record.size != size_of(i)) ++wrong;
+    if (record.size == 0) {
+      if (system_atomic<std::uint32_t>(data[s][i]).load(cuda::memory_order_relaxed) != i + 1) {
+        ++wrong;
+      }
+    } else {
+      for (std::uint32_t w = 0; 4 * w < record.size; ++w) {
+        if (received[w] != payload_word(s, i, record.size, w)) ++wrong;
+      }
+    }
+    if (continuations != 0) ++carried;
     next[s] = i + 1;
-    ++head;
+    head += 1 + continuations;
+    ++records;
     system_atomic<std::uint32_t>(taken).store(head, cuda::memory_order_relaxed);
   }
   for (auto& t : threads) t.join();
   DCUDA_CHECK_EQ(wrong, 0u);
   for (int s = 0; s < senders; ++s) DCUDA_CHECK_EQ(next[s], per_sender);
+  // Every message of 5 bytes or more came with continuation slots.
+  std::uint32_t with_slots = 0;
+  for (std::uint32_t i = 0; i < per_sender; ++i) with_slots += size_of(i) > 4 ? 1u : 0u;
+  DCUDA_CHECK(with_slots > per_sender / 4);
+  DCUDA_CHECK_EQ(carried, senders * with_slots);
 }
 
 }  // namespace

@@ -311,12 +311,12 @@ DCUDA_TEST(malformed_ring_records_name_the_sending_process_and_the_field) {
   report.call_id = static_cast<std::uint16_t>(protocol::call::ring_poll);
   report.code = static_cast<std::uint16_t>(protocol::error_code::bad_ring_record);
   report.values[0] = 1;  // the second ring of this GPU
-  report.values[1] = 7;
+  report.values[1] = 100;
   const std::vector<int> senders{0, 3};
   DCUDA_CHECK_EQ(runtime::describe_error(report, senders),
                  std::string("rank 2 (thread 0) in the poll of its peer rings (inside a dcuda call "
                              "that waits): the record in its peer ring from process 3 is not one "
-                             "dcuda writes: a payload of 7 bytes (a record carries at most 4); "
+                             "dcuda writes: a payload of 100 bytes (the ring carries at most 12); "
                              "nothing was written (is every process of the node running the same "
                              "program and dcuda version?)"));
   report.values[1] = 4;

@@ -49,7 +49,7 @@ __device__ void write_forged_record(dcuda_state& gst, int target, dcuda_win win,
                                      too_wide ? 0u : 62u,  // 62 + 4 > the 64-byte window
                                      1,
                                      static_cast<std::uint8_t>(protocol::window_slot(win)),
-                                     static_cast<std::uint8_t>(too_wide ? 7 : 4),
+                                     static_cast<std::uint8_t>(too_wide ? 100 : 4),
                                      false};
   const device::held_ticket ticket = device::take_ring_ticket(gst, to.ring.slot);
   device::write_ring_record(to.ring.ring, ticket.ticket, record);

@@ -215,11 +215,13 @@ __device__ place locate(dcuda_state& gst) {
 
 // ---- ring: every size, to the same rank of the next process ----
 
-// Up to 4 bytes travel in the peer ring's record, up to 16 are copied by thread 0 alone, larger
-// ones by the block (detail/device/put_path.cuh); the sizes around those limits are here. The
-// receive area starts at an odd offset, so no copy is aligned.
+// Up to 12 bytes travel in the peer ring (4 in the record, the rest in a continuation slot), up
+// to 16 are copied by thread 0 alone, larger ones by the block (detail/device/put_path.cuh); the
+// sizes around those limits are here. The receive area starts at an odd offset, so no copy is
+// aligned.
 __device__ constexpr std::uint64_t ring_sizes[] = {
-    1, 3, 5, 8, 13, 48, 64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
+    1,  3,  5,    8,    12,   13,   16,    17,       48,
+    64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
 constexpr std::uint64_t ring_largest = (3u << 20) + 5;
 
 __global__ void ring_kernel(dcuda_context_handle dcuda) {

@@ -25,7 +25,7 @@ __device__ inline std::uint32_t gather_payload(const void* buffer, int size) {
   const auto* bytes = static_cast<const unsigned char*>(buffer);
   std::uint32_t payload = 0;
 #pragma unroll
-  for (int i = 0; i < protocol::ring_payload_limit; ++i) {
+  for (int i = 0; i < protocol::record_payload_bytes; ++i) {
     if (i < size) payload |= std::uint32_t{bytes[i]} << (8 * i);
   }
   return payload;
@@ -47,14 +47,15 @@ __device__ __noinline__ inline void wait_for_ring_room(dcuda_state& gst, protoco
              });
 }
 
-// Takes the next ticket of the target's ring (`slot`: the target in this GPU's tails and taken).
-// The load of `taken` is issued before the atomic, so the two are in flight together. Thread 0
-// only.
+// Takes the next `tickets` tickets of the target's ring (`slot`: the target in this GPU's tails
+// and taken): a record and its continuation slots. The load of `taken` is issued before the
+// atomic, so the two are in flight together. Thread 0 only.
 __device__ inline held_ticket take_ring_ticket(const std::uint32_t* taken_here,
-                                               std::uint32_t* tails, std::uint32_t slot) {
+                                               std::uint32_t* tails, std::uint32_t slot,
+                                               std::uint32_t tickets = 1u) {
   held_ticket taken;
   taken.seen = load_relaxed_sys_u32(taken_here + slot);
-  taken.ticket = take_ticket_from(tails + slot);
+  taken.ticket = take_ticket_from(tails + slot, tickets);
   taken.held = true;
   taken.ring = true;
   return taken;
@@ -77,6 +78,14 @@ __device__ inline void ensure_ring_room(dcuda_state& gst, protocol::call call, s
   if (!protocol::ring_has_room(ticket.ticket, ticket.seen)) {
     wait_for_ring_room(gst, call, slot, ticket.ticket, gst.ring_taken_here + slot);
   }
+}
+
+// Tickets a put_notify to another GPU takes for its record (plan_put, before the entry barrier):
+// one, plus the continuation slots of a payload the ring carries (at most
+// protocol::ring_carry_limit bytes, and no fence owed: carried bytes follow no fence).
+__device__ inline std::uint32_t put_notify_tickets(int size, bool fence_owed) {
+  const bool carried = !fence_owed && size <= protocol::ring_carry_limit;
+  return 1u + (carried ? protocol::continuation_slots(static_cast<std::uint32_t>(size)) : 0u);
 }
 
 // Sends `record` in the target's ring once no fence is owed: the ticket (taken here when none is
@@ -115,9 +124,9 @@ __device__ __noinline__ inline void send_ring_notification(
                    held_ticket{early_ticket, early_seen, early_held});
 }
 
-// The record of a put_notify to another GPU whose `size` (at most protocol::ring_payload_limit)
-// bytes, `payload`, travel in it: such a record needs no fence (the caller checked that none is
-// owed, so it is not tested again).
+// The record of a put_notify to another GPU whose payload travels in the ring (`size` bytes, at
+// most protocol::ring_carry_limit; the first four, `payload`, in the record): such a record needs
+// no fence (the caller checked that none is owed, so it is not tested again).
 __device__ inline protocol::ring_record carried_record(int tag, std::uint32_t payload, int size,
                                                        int offset, int window_slot) {
   return {payload,
@@ -126,6 +135,66 @@ __device__ inline protocol::ring_record carried_record(int tag, std::uint32_t pa
           static_cast<std::uint8_t>(window_slot),
           static_cast<std::uint8_t>(size),
           false};
+}
+
+namespace ring_detail {
+// Word `w` of a payload of `size` bytes at `buffer` (bytes 4w..4w+3, little-endian as they sit in
+// memory; 0 past the end): one load where four aligned bytes are there, bytes otherwise.
+__device__ inline std::uint32_t payload_word(const unsigned char* buffer, int size, int w) {
+  const int first = 4 * w;
+  if (first >= size) return 0u;
+  if (first + 4 <= size && (reinterpret_cast<std::uintptr_t>(buffer + first) & 3u) == 0u) {
+    return *reinterpret_cast<const std::uint32_t*>(buffer + first);
+  }
+  std::uint32_t word = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if (first + i < size) word |= std::uint32_t{buffer[first + i]} << (8 * i);
+  }
+  return word;
+}
+}  // namespace ring_detail
+
+// Thread 0's put_notify of `size` bytes (more than a record carries, at most
+// protocol::ring_carry_limit) to another GPU, with no fence owed, after the entry barrier: the
+// continuation slots (tickets ticket + 1 ...), a group's payload words loaded at once, then the
+// record (ticket). The ticket and `seen` come from plan_put, which took all the tickets. Out of
+// line, with scalar arguments, and a group at a time (ring_detail::continuation_group): its
+// registers count in every kernel that calls a put.
+__device__ __noinline__ inline void send_carried_put(dcuda_state& gst, protocol::call call,
+                                                     std::uint32_t ticket, std::uint32_t seen,
+                                                     int tag, int offset, int size, int window_slot,
+                                                     const void* buffer) {
+  using ring_detail::continuation_group;
+  const std::uint32_t ring_slot = gst.put_route_cache.ring_slot;
+  const std::uint32_t continuations =
+      protocol::continuation_slots(static_cast<std::uint32_t>(size));
+  const std::uint32_t last = ticket + continuations;
+  if (!protocol::ring_has_room(last, seen)) {
+    wait_for_ring_room(gst, call, ring_slot, last, gst.ring_taken_here + ring_slot);
+  }
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  char* const ring = gst.put_route_cache.ring;
+  for (std::uint32_t first = 1; first <= continuations; first += continuation_group) {
+    std::uint32_t words[2 * continuation_group];
+#pragma unroll
+    for (std::uint32_t i = 0; i < 2 * continuation_group; ++i) {
+      words[i] = ring_detail::payload_word(bytes, size, static_cast<int>(2 * (first - 1) + 1 + i));
+    }
+#pragma unroll
+    for (std::uint32_t i = 0; i < continuation_group; ++i) {
+      const std::uint32_t at = ticket + first + i;
+      if (first + i <= continuations) {
+        const protocol::ring_words slot =
+            protocol::encode_continuation(words[2 * i], words[2 * i + 1], at);
+        store_relaxed_sys_v2_u64(ring + protocol::ring_slot(at) * protocol::ring_record_bytes,
+                                 slot.first, slot.second);
+      }
+    }
+  }
+  write_ring_record(
+      ring, ticket,
+      carried_record(tag, ring_detail::payload_word(bytes, size, 0), size, offset, window_slot));
 }
 
 }  // namespace dcuda::device

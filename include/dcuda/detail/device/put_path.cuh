@@ -171,8 +171,10 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
     // payload travels in the record (no fence) or is stored first (fenced record): its ticket is
     // taken here, so that the atomic's round trip overlaps the entry barrier and the copy instead
     // of following the fence.
+    // plan_put and thread_put read peer_fence_owed in this thread, its only writer.
     ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails,
-                              owner_read(gst.put_route_cache.ring_slot));
+                              owner_read(gst.put_route_cache.ring_slot),
+                              put_notify_tickets(size, gst.peer_fence_owed != 0u));
   } else if (path == protocol::route::network && size <= protocol::compact_payload_bytes) {
     ticket = take_channel_ticket(gst.commands);
   } else {
@@ -209,10 +211,11 @@ __device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, 
 }
 
 // Thread 0's whole put of at most single_thread_put_limit bytes, after the entry barrier, along
-// the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU carries its
-// payload in the record when it fits and no fence is owed; one to the network that took an entry
-// ticket is a compact entry; anything else is copied first and notified after (with the ring
-// ticket, if one was taken).
+// the route plan_put cached. `ticket`:
+// plan_put's. A put_notify to another GPU carries its payload in the ring when it fits and no
+// fence is owed (in the record, or beyond 4 bytes in continuation slots too); one to the network
+// that took an entry ticket is a compact entry; anything else is copied first and notified after
+// (with the ring ticket, if one was taken).
 __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_win win, int offset,
                                   int size, const void* buffer, bool notify, int tag,
                                   held_ticket ticket) {
@@ -231,7 +234,11 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
     return;
   }
   // plan_put read peer_fence_owed in this thread, and only this thread writes it.
-  if (ticket.ring && size <= protocol::ring_payload_limit && gst.peer_fence_owed == 0u) {
+  if (ticket.ring && size <= protocol::ring_carry_limit && gst.peer_fence_owed == 0u) {
+    if (size > protocol::record_payload_bytes) {
+      send_carried_put(gst, call, ticket.ticket, ticket.seen, tag, offset, size, slot, buffer);
+      return;
+    }
     const std::uint32_t payload = ring_detail::gather_payload(buffer, size);
     ensure_ring_room(gst, call, gst.put_route_cache.ring_slot, ticket);
     // Read after the (rarely taken) wait for room, so that the pointer is not held, and spilled,
@@ -250,6 +257,9 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
   thread_copy(cached_destination(gst, offset), buffer, size);
   finish_stored_put(gst, call, notify, tag, ticket);
 }
+
+// A put_notify the ring carries is always thread 0's (thread_put).
+static_assert(protocol::ring_carry_limit <= single_thread_put_limit);
 
 // A put or put_notify after its entry barrier, by every thread of the rank, along the route
 // plan_put left in the cache: stores by the rank itself, or a message to the proxy. Every path

@@ -36,7 +36,7 @@ __device__ inline void scatter_payload(char* destination, std::uint32_t payload,
     return;
   }
 #pragma unroll
-  for (int i = 0; i < protocol::ring_payload_limit; ++i) {
+  for (int i = 0; i < protocol::record_payload_bytes; ++i) {
     if (i < size) destination[i] = static_cast<char>(payload >> (8 * i));
   }
 }
@@ -83,7 +83,9 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
     *reinterpret_cast<std::uint32_t*>(destination) = record.payload;
   } else if (payload) {
     // A record no sender writes is refused at once, even for a window this rank does not hold.
-    if (!window_known & (record.size <= protocol::ring_payload_limit)) return {false, record.tag};
+    if (!window_known & (record.size <= protocol::record_payload_bytes)) {
+      return {false, record.tag};
+    }
     if (protocol::ring_record_fault_of(record, window.size) != protocol::ring_record_fault::none) {
       report_and_trap(
           gst.ctx, gst.world_rank, protocol::call::ring_poll, protocol::error_code::bad_ring_record,
@@ -98,14 +100,132 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
   return {true, record.tag};
 }
 
-// Takes the complete record `words`, loaded (relaxed) from `slot`, the head of ring `peer`. A
-// fenced record follows data the sender stored before it (a regular put): it is read again with
-// acquire before it counts. Any other record follows no data of the sender's that it would need
+// How many times take_carried_record looks again at continuation slots that have not all arrived
+// before it leaves the record at the head for a later poll (they were stored before the record,
+// so they are normally there already).
+inline constexpr int continuation_looks = 64;
+
+// Continuation slots loaded or stored at once, by the target and by the sender (peer_ring.cuh).
+inline constexpr std::uint32_t continuation_group = protocol::max_continuation_slots;
+
+// Lands the words of one group of continuation slots (the first of them is the payload's slot
+// `first`, counted from 1) at `destination`, the payload's start: bytes 4 + 8 (first - 1) on.
+// `aligned`: the destination is 4-byte aligned.
+__device__ inline void land_continuations(char* destination, bool aligned, std::uint32_t size,
+                                          std::uint32_t first,
+                                          const protocol::ring_words (&group)[continuation_group]) {
+#pragma unroll
+  for (std::uint32_t i = 0; i < 2 * continuation_group; ++i) {
+    const std::uint32_t at =
+        protocol::record_payload_bytes + protocol::continuation_payload_bytes * (first - 1) + 4 * i;
+    const auto word =
+        static_cast<std::uint32_t>(i % 2 == 0 ? group[i / 2].first : group[i / 2].second);
+    if (at >= size) continue;
+    if (aligned && at + 4 <= size) {
+      *reinterpret_cast<std::uint32_t*>(destination + at) = word;
+    } else {
+#pragma unroll
+      for (std::uint32_t b = 0; b < 4; ++b) {
+        if (at + b < size) destination[at + b] = static_cast<char>(word >> (8 * b));
+      }
+    }
+  }
+}
+
+// Takes the complete record `words` at the head of ring `peer` when it carries more payload than
+// a record holds: checks the record (it comes from another process), loads exactly the
+// continuation slots it has (a load of a ring slot costs more than its latency: loading slots
+// ahead of need, in parallel, made an 8-byte put_notify 1.7 us slower), and, as each group of
+// them is complete, lands its bytes in the window; once all are, takes the record as take_head
+// does. Returns not taken when the slots are not complete yet, or the record is for a window
+// this rank does not hold yet; the bytes landed by then are this record's, landed again when a
+// later poll takes it. Out of line: its registers stay off the poll loops.
+__device__ __noinline__ inline taken_record take_carried_record(dcuda_state& gst,
+                                                                std::uint32_t peer,
+                                                                std::uint64_t first_word,
+                                                                std::uint64_t second_word) {
+  const std::uint32_t head = gst.ring_head[peer];
+  const char* const ring = gst.rings + std::uint64_t{peer} * protocol::ring_bytes;
+  const auto slot_of = [&](std::uint32_t ticket) {
+    return ring + protocol::ring_slot(ticket) * protocol::ring_record_bytes;
+  };
+  const protocol::ring_record record = protocol::decode_ring_record({first_word, second_word});
+  const std::uint32_t continuations = protocol::continuation_slots(record.size);
+  protocol::ring_words group[continuation_group];
+#pragma unroll
+  for (std::uint32_t i = 0; i < continuation_group; ++i) {
+    if (1 + i <= continuations) group[i] = load_record(slot_of(head + 1 + i));
+  }
+  const dcuda_ring_window window{gst.ring_window[record.window_slot].base,
+                                 gst.ring_window[record.window_slot].size, 0};
+  // As in take_head: a payload no sender writes is refused at once, even for a window this rank
+  // does not hold; one for a window it does not know yet waits at the head until it does.
+  const bool window_known = (gst.ring_windows >> record.window_slot & 1u) != 0u;
+  if ((record.size > protocol::ring_carry_limit) |
+      (window_known &&
+       protocol::ring_record_fault_of(record, window.size) != protocol::ring_record_fault::none)) {
+    report_and_trap(
+        gst.ctx, gst.world_rank, protocol::call::ring_poll, protocol::error_code::bad_ring_record,
+        peer, record.size, record.offset,
+        static_cast<std::int64_t>(std::uint64_t{record.window_slot} << 32 | window.size));
+  }
+  if (!window_known) return {false, record.tag};
+  char* const destination = reinterpret_cast<char*>(window.base) + record.offset;
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(destination) & 3u) == 0u;
+  scatter_payload(destination, record.payload, protocol::record_payload_bytes);
+  for (std::uint32_t first = 1; first <= continuations; first += continuation_group) {
+    if (first != 1) {
+#pragma unroll
+      for (std::uint32_t i = 0; i < continuation_group; ++i) {
+        if (first + i <= continuations) group[i] = load_record(slot_of(head + first + i));
+      }
+    }
+    for (int look = 0;; ++look) {
+      bool complete = true;
+#pragma unroll
+      for (std::uint32_t i = 0; i < continuation_group; ++i) {
+        const std::uint32_t ticket = head + first + i;
+        if (first + i <= continuations && !protocol::continuation_complete(group[i], ticket)) {
+          complete = false;
+          group[i] = load_record(slot_of(ticket));
+        }
+      }
+      if (complete) break;
+      if (look == continuation_looks) return {false, record.tag};
+    }
+    land_continuations(destination, aligned, record.size, first, group);
+  }
+  // The record is taken: as take_head, with the continuation slots' tickets too.
+  const std::uint32_t next = head + 1u + continuations;
+  gst.consumed[record.tag] -= 1u;
+  gst.ring_head[peer] = next;
+  store_relaxed_sys_u32(gst.ring_taken[peer], next);
+  return {true, record.tag};
+}
+
+// Whether the complete record `words` has more payload than a record holds (continuation slots
+// follow it, or it is no record dcuda writes): take_carried_record takes it, not take_loaded.
+__device__ inline bool carries_beyond_record(const protocol::ring_words& words) {
+  return protocol::decode_ring_record(words).size > protocol::record_payload_bytes;
+}
+
+// Takes the complete record `words`, loaded (relaxed) from `slot`, the head of ring `peer`, which
+// carries at most a record's payload (carries_beyond_record is false). A fenced record follows
+// data the sender stored before it (a regular put): it is read again with acquire before it
+// counts. Any other record follows no data of the sender's that it would need
 // (protocol/peer_ring.h).
 __device__ inline taken_record take_loaded(dcuda_state& gst, std::uint32_t peer, const char* slot,
                                            protocol::ring_words words) {
   if (protocol::decode_ring_record(words).fenced) words = load_record<true>(slot);
   return take_head(gst, peer, words.first, words.second);
+}
+
+// Takes the complete record `words` at the head of ring `peer`, whatever it carries.
+__device__ inline bool take_complete(dcuda_state& gst, std::uint32_t peer, const char* slot,
+                                     protocol::ring_words words) {
+  if (carries_beyond_record(words))
+    return take_carried_record(gst, peer, words.first, words.second).taken;
+  return take_loaded(gst, peer, slot, words).taken;
 }
 
 // Looks at the head of ring `peer` (relaxed: an acquire load would invalidate the L1 cache on
@@ -114,7 +234,7 @@ __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
   const char* slot = head_slot(gst, peer);
   const protocol::ring_words words = load_record(slot);
   if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
-  return take_loaded(gst, peer, slot, words).taken;
+  return take_complete(gst, peer, slot, words);
 }
 
 // Several rings (more than two GPUs): the heads are read together (relaxed), and a ring whose head
@@ -136,7 +256,7 @@ __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
     for (std::uint32_t i = 0; i < 4; ++i) {
       const std::uint32_t peer = first + i;
       if (peer < gst.ring_peers && protocol::ring_record_complete(heads[i], gst.ring_head[peer])) {
-        took = take_loaded(gst, peer, slots[i], heads[i]).taken || took;
+        took = take_complete(gst, peer, slots[i], heads[i]) || took;
       }
     }
   }

@@ -21,18 +21,20 @@ struct held_ticket {
   bool ring = false;  // of a peer ring (otherwise of the command channel)
 };
 
-// The increment of a ticket atomic, written as laneid + 1 (1 on lane 0, the only lane that takes
-// tickets): with an operand the same on every lane, ptxas combines the atomics of a warp into one
-// and shuffles the result to the lanes right away, which makes the warp wait for the atomic where
-// it is issued (before the entry barrier) instead of where its result is used.
-__device__ inline std::uint32_t lane_ticket_increment() {
-  return lane_id() + 1u;
+// The increment of a ticket atomic that takes `tickets` tickets, written as laneid + tickets
+// (`tickets` on lane 0, the only lane that takes them): with an operand the same on every lane,
+// ptxas combines the atomics of a warp into one and shuffles the result to the lanes right away,
+// which makes the warp wait for the atomic where it is issued (before the entry barrier) instead
+// of where its result is used.
+__device__ inline std::uint32_t lane_ticket_increment(std::uint32_t tickets) {
+  return lane_id() + tickets;
 }
 
 // The ticket atomic of a peer ring or of the command channel (thread 0): the counter's value
-// before this rank's increment.
-__device__ inline std::uint32_t take_ticket_from(std::uint32_t* counter) {
-  return atomic_add_relaxed_gpu_u32(counter, lane_ticket_increment());
+// before this rank's increment, the first of `tickets` consecutive tickets.
+__device__ inline std::uint32_t take_ticket_from(std::uint32_t* counter,
+                                                 std::uint32_t tickets = 1u) {
+  return atomic_add_relaxed_gpu_u32(counter, lane_ticket_increment(tickets));
 }
 
 }  // namespace dcuda::device

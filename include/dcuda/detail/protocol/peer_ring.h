@@ -6,8 +6,11 @@
 // of its rings; the record it finds carries everything, so taking it costs no further load (but
 // one acquire re-read when it is fenced, below).
 //
-// A put_notify of at most 4 bytes carries its payload in the record and needs no fence: the
-// target lands it in its window when it takes the record. Larger puts copy their data first and
+// A put_notify of at most ring_carry_limit bytes carries its payload and needs no fence: the
+// first 4 bytes in the record itself, the rest in continuation slots right after it (the next
+// tickets, taken with the record's by one atomic), 8 bytes each, every 8-byte word with its
+// slot's stamp, as in NCCL's LL protocol. The target lands the bytes in its window when it takes
+// the record, once every continuation slot is complete. Larger puts copy their data first and
 // fence (system scope) before the record, so the data is visible to a target that reads the
 // record with acquire. A record also needs that fence when the rank did a plain put to a peer GPU
 // since its last fence, so that no record overtakes earlier data (in-order delivery per target).
@@ -33,15 +36,26 @@ namespace dcuda::protocol {
 inline constexpr std::uint32_t ring_slots = 256;  // records per ring, a power of two
 inline constexpr std::uint32_t ring_record_bytes = 16;
 inline constexpr std::uint64_t ring_bytes = std::uint64_t{ring_slots} * ring_record_bytes;
-inline constexpr int ring_payload_limit = 4;        // bytes a record carries
-inline constexpr std::uint32_t max_peer_gpus = 15;  // other GPUs of a node a rank has rings for
+inline constexpr int record_payload_bytes = 4;        // payload bytes the record itself carries
+inline constexpr int continuation_payload_bytes = 8;  // payload bytes of a continuation slot
+inline constexpr int ring_carry_limit = 12;           // payload bytes a put_notify carries at most
+inline constexpr std::uint32_t max_peer_gpus = 15;    // other GPUs of a node a rank has rings for
+
+// Continuation slots after the record of a put_notify that carries `size` bytes.
+DCUDA_HD constexpr std::uint32_t continuation_slots(std::uint32_t size) {
+  return size <= static_cast<std::uint32_t>(record_payload_bytes)
+             ? 0u
+             : (size - record_payload_bytes + continuation_payload_bytes - 1) /
+                   continuation_payload_bytes;
+}
+inline constexpr std::uint32_t max_continuation_slots = continuation_slots(ring_carry_limit);
 
 struct ring_record {
   std::uint32_t payload;  // the put's bytes, in the order they sit in memory
   std::uint32_t offset;   // into the target's window (payload bytes only; below 2^31)
   std::uint8_t tag;
   std::uint8_t window_slot;
-  std::uint8_t size;  // payload bytes, 0..ring_payload_limit; 0: a notification alone
+  std::uint8_t size;  // payload bytes, 0..ring_carry_limit; 0: a notification alone
   bool fenced;        // data the sender stored before the record must be acquired
 };
 
@@ -49,21 +63,22 @@ struct ring_record {
 DCUDA_HD constexpr std::uint32_t ring_stamp(std::uint32_t ticket) {
   return ticket + 1u == 0u ? 1u : ticket + 1u;
 }
+// 12 bits tell a record from the one a lap (ring_slots tickets) before it.
 DCUDA_HD constexpr std::uint32_t short_stamp(std::uint32_t stamp) {
-  return (stamp & 0xffffu) == 0u ? 1u : stamp & 0xffffu;
+  return (stamp & 0xfffu) == 0u ? 1u : stamp & 0xfffu;
 }
 
 struct ring_words {
   std::uint64_t first, second;
 };
 
-// first: stamp (32) | payload (32); second: fenced (1) | offset (31) | short stamp (16) |
-// tag (8) | window slot (5) | size (3). (Window sizes are ints, so an offset fits 31 bits.)
+// first: stamp (32) | payload (32); second: fenced (1) | offset (31) | short stamp (12) |
+// tag (8) | window slot (5) | size (7). (Window sizes are ints, so an offset fits 31 bits.)
 DCUDA_HD constexpr ring_words encode_ring_record(const ring_record& record, std::uint32_t ticket) {
   const std::uint32_t stamp = ring_stamp(ticket);
-  const std::uint32_t packed = short_stamp(stamp) << 16 | std::uint32_t{record.tag} << 8 |
-                               (std::uint32_t{record.window_slot} & 31u) << 3 |
-                               (std::uint32_t{record.size} & 7u);
+  const std::uint32_t packed = short_stamp(stamp) << 20 | std::uint32_t{record.tag} << 12 |
+                               (std::uint32_t{record.window_slot} & 31u) << 7 |
+                               (std::uint32_t{record.size} & 127u);
   const std::uint32_t high = (record.offset & 0x7fffffffu) | (record.fenced ? 0x80000000u : 0u);
   return {std::uint64_t{stamp} << 32 | record.payload, std::uint64_t{high} << 32 | packed};
 }
@@ -72,24 +87,37 @@ DCUDA_HD constexpr ring_words encode_ring_record(const ring_record& record, std:
 DCUDA_HD constexpr bool ring_record_complete(const ring_words& words, std::uint32_t ticket) {
   const std::uint32_t stamp = ring_stamp(ticket);
   return static_cast<std::uint32_t>(words.first >> 32) == stamp &&
-         (static_cast<std::uint32_t>(words.second) >> 16) == short_stamp(stamp);
+         (static_cast<std::uint32_t>(words.second) >> 20) == short_stamp(stamp);
+}
+
+// A continuation slot (ticket: the record's + 1, 2, ...): its 8 payload bytes, 4 in each word
+// beside the slot's full stamp, so each word shows by itself that it has arrived.
+DCUDA_HD constexpr ring_words encode_continuation(std::uint32_t low, std::uint32_t high,
+                                                  std::uint32_t ticket) {
+  const std::uint64_t stamp = std::uint64_t{ring_stamp(ticket)} << 32;
+  return {stamp | low, stamp | high};
+}
+DCUDA_HD constexpr bool continuation_complete(const ring_words& words, std::uint32_t ticket) {
+  const std::uint32_t stamp = ring_stamp(ticket);
+  return static_cast<std::uint32_t>(words.first >> 32) == stamp &&
+         static_cast<std::uint32_t>(words.second >> 32) == stamp;
 }
 
 DCUDA_HD constexpr ring_record decode_ring_record(const ring_words& words) {
   const auto packed = static_cast<std::uint32_t>(words.second);
   const auto high = static_cast<std::uint32_t>(words.second >> 32);
-  return {static_cast<std::uint32_t>(words.first), high & 0x7fffffffu,
-          static_cast<std::uint8_t>(packed >> 8),  static_cast<std::uint8_t>((packed >> 3) & 31u),
-          static_cast<std::uint8_t>(packed & 7u),  (high >> 31) != 0u};
+  return {static_cast<std::uint32_t>(words.first),  high & 0x7fffffffu,
+          static_cast<std::uint8_t>(packed >> 12),  static_cast<std::uint8_t>((packed >> 7) & 31u),
+          static_cast<std::uint8_t>(packed & 127u), (high >> 31) != 0u};
 }
 
 // What a target rank refuses in a complete record it took (the sender is another process: its
-// record is checked before its payload lands): a payload wider than a record carries, or one
+// record is checked before its payload lands): a payload wider than a put_notify carries, or one
 // outside the target's window of `window_size` bytes. A record without a payload writes nothing.
 enum class ring_record_fault : std::uint8_t { none, payload_too_large, outside_window };
 DCUDA_HD constexpr ring_record_fault ring_record_fault_of(const ring_record& record,
                                                           std::uint32_t window_size) {
-  if (record.size > ring_payload_limit) return ring_record_fault::payload_too_large;
+  if (record.size > ring_carry_limit) return ring_record_fault::payload_too_large;
   if (record.size != 0u &&
       (record.offset > window_size || record.size > window_size - record.offset)) {
     return ring_record_fault::outside_window;
