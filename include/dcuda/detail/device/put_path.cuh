@@ -171,7 +171,6 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
     // payload travels in the record (no fence) or is stored first (fenced record): its ticket is
     // taken here, so that the atomic's round trip overlaps the entry barrier and the copy instead
     // of following the fence.
-    // plan_put and thread_put read peer_fence_owed in this thread, its only writer.
     ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails,
                               owner_read(gst.put_route_cache.ring_slot),
                               put_notify_tickets(size, gst.peer_fence_owed != 0u));
@@ -211,11 +210,10 @@ __device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, 
 }
 
 // Thread 0's whole put of at most single_thread_put_limit bytes, after the entry barrier, along
-// the route plan_put cached. `ticket`:
-// plan_put's. A put_notify to another GPU carries its payload in the ring when it fits and no
-// fence is owed (in the record, or beyond 4 bytes in continuation slots too); one to the network
-// that took an entry ticket is a compact entry; anything else is copied first and notified after
-// (with the ring ticket, if one was taken).
+// the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU carries its
+// payload in the ring when it fits and no fence is owed (in the record, or beyond 4 bytes in
+// continuation slots too); one to the network that took an entry ticket is a compact entry;
+// anything else is copied first and notified after (with the ring ticket, if one was taken).
 __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_win win, int offset,
                                   int size, const void* buffer, bool notify, int tag,
                                   held_ticket ticket) {

@@ -105,7 +105,10 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
 // so they are normally there already).
 inline constexpr int continuation_looks = 64;
 
-// Continuation slots loaded or stored at once, by the target and by the sender (peer_ring.cuh).
+// Continuation slots loaded or stored at once, by the target and by the sender (peer_ring.cuh):
+// all of them at ring_carry_limit 12 (one slot). The loops over groups are kept: a version
+// written for exactly that one slot, with the payload landed through scatter_payload and
+// gathered through payload_word, measured 8 B 4.5 % slower.
 inline constexpr std::uint32_t continuation_group = protocol::max_continuation_slots;
 
 // Lands the words of one group of continuation slots (the first of them is the payload's slot
@@ -223,8 +226,9 @@ __device__ inline taken_record take_loaded(dcuda_state& gst, std::uint32_t peer,
 // Takes the complete record `words` at the head of ring `peer`, whatever it carries.
 __device__ inline bool take_complete(dcuda_state& gst, std::uint32_t peer, const char* slot,
                                      protocol::ring_words words) {
-  if (carries_beyond_record(words))
+  if (carries_beyond_record(words)) {
     return take_carried_record(gst, peer, words.first, words.second).taken;
+  }
   return take_loaded(gst, peer, slot, words).taken;
 }
 
