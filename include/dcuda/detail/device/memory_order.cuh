@@ -3,7 +3,8 @@
 // scope (gpu: the ranks and the delivery agent of this GPU; sys: other GPUs of the node and the
 // host). The code shared with the host (detail/protocol) orders through cuda::atomic_ref instead;
 // these are the places where the device needs an instruction cuda::atomic_ref does not give: a
-// 16-byte access, a reduction (no result to wait for), a fence without a store.
+// 16-byte access, a reduction (no result to wait for), a fence without a store, and the one-way
+// fences (fence.acquire, fence.release: PTX ISA 8.6, sm_90).
 //
 // Each asm is volatile with a "memory" clobber, so the compiler neither drops nor moves it, nor
 // moves other memory accesses across it; the ordering among threads is the instruction's own.
@@ -16,8 +17,8 @@ namespace dcuda::device {
 // ---- loads ----
 
 // Relaxed, system scope: a word another GPU of the node writes (a ring position it has taken, a
-// leader's word on this GPU's board). Orders nothing else: a poll, followed by an acquire
-// (load_acquire_sys_v2_u64 or fence_acq_rel_sys) once it shows what the caller waits for.
+// leader's word on this GPU's board). Orders nothing else: a poll, followed by an acquire fence
+// (fence_acquire_sys) once it shows what the caller waits for.
 __device__ inline std::uint32_t load_relaxed_sys_u32(const std::uint32_t* word) {
   std::uint32_t value;
   asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
@@ -39,17 +40,6 @@ __device__ inline void load_relaxed_sys_v2_u64(const void* address, std::uint64_
                : "memory");
 }
 
-// Acquire, system scope, 16 bytes in one access: a fenced peer ring record, read again once it is
-// complete. Pairs with the sender's fence_acq_rel_sys before the record (put data before its
-// notification): what the sender stored before the fence is visible to this thread after it.
-__device__ inline void load_acquire_sys_v2_u64(const void* address, std::uint64_t& first,
-                                               std::uint64_t& second) {
-  asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];"
-               : "=l"(first), "=l"(second)
-               : "l"(address)
-               : "memory");
-}
-
 // ---- stores ----
 
 // Relaxed, system scope: a word read by another GPU of the node (how far this rank has taken a
@@ -59,14 +49,14 @@ __device__ inline void store_relaxed_sys_u32(std::uint32_t* word, std::uint32_t 
 }
 
 // Relaxed, system scope: a leader's word on another GPU's board. Ordered after what it announces
-// by the fence_acq_rel_sys its caller issues first (one fence for all the peers' stores).
+// by the fence_release_sys its caller issues first (one fence for all the peers' stores).
 __device__ inline void store_relaxed_sys_u64(std::uint64_t* word, std::uint64_t value) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(word), "l"(value) : "memory");
 }
 
 // Relaxed, system scope, 16 bytes in one access: a peer ring record, or two stamped words of a
 // compact command-channel entry. The reader checks the record's ticket (each word's stamp), so a
-// record is either seen whole or not at all; data it follows is ordered by a fence_acq_rel_sys
+// record is either seen whole or not at all; data it follows is ordered by a fence_release_sys
 // before it (peer rings), or carried in it.
 __device__ inline void store_relaxed_sys_v2_u64(void* address, std::uint64_t first,
                                                 std::uint64_t second) {
@@ -92,20 +82,35 @@ __device__ inline std::uint32_t atomic_add_relaxed_gpu_u32(std::uint32_t* counte
 
 // Release, gpu scope, adds 1 and returns nothing (a reduction: the caller does not wait for an
 // answer). Counts a notification at a rank of this GPU. Cumulative: covers the stores of every
-// thread that a block barrier ordered before the calling thread. Pairs with the target's acquire
-// load of the counter (dcuda_test_notifications, dcuda_wait_notifications).
+// thread that a block barrier ordered before the calling thread. Pairs with the target's relaxed
+// poll of the counter and the acquire fence after it (dcuda_test_notifications,
+// dcuda_wait_notifications).
 __device__ inline void red_release_gpu_increment_u32(std::uint32_t* counter) {
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
 }
 
 // ---- fences ----
+//
+// One-way fences. On sm_90 a release fence is MEMBAR.SYS, which waits until this thread's earlier
+// stores have reached their memory (over NVLink, a round trip) and costs about 0.5 us even with
+// nothing outstanding; an acquire fence only invalidates the L1 cache (CCTL.IVALL), with no load
+// and no wait. fence.acq_rel is both, so it is used nowhere: each side issues its own half.
 
-// Acquire-release fence, system scope. As a release, before a relaxed store that other GPUs read
-// (a fenced ring record, a board word): what this thread did, and what a barrier ordered before
-// it, is visible to whoever observes the store and acquires. As an acquire, after relaxed polls of
-// other GPUs' words (the board): what those GPUs released is visible to this thread.
-__device__ inline void fence_acq_rel_sys() {
-  asm volatile("fence.acq_rel.sys;" ::: "memory");
+// Release fence, system scope, before a relaxed store that other GPUs read (a fenced ring record,
+// a board word): what this thread did, and what a barrier ordered before it (release is
+// cumulative), is visible to whoever observes the store and then acquires.
+__device__ inline void fence_release_sys() {
+  asm volatile("fence.release.sys;" ::: "memory");
+}
+
+// Acquire fence, after a relaxed load that showed what the caller waits for (a counter's count, a
+// fenced ring record, a board word): what the writer released before the value it read is visible
+// to this thread and, through a block barrier that follows, to the block. The PTX acquire pattern
+// of a strong read followed by an acquire fence: it replaces a second load, with acquire, of the
+// same word, which was a dependent memory latency on the path of every notified data. System
+// scope: the writer is another GPU or the host.
+__device__ inline void fence_acquire_sys() {
+  asm volatile("fence.acquire.sys;" ::: "memory");
 }
 
 }  // namespace dcuda::device

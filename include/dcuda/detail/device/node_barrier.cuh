@@ -22,7 +22,7 @@ __device__ __noinline__ inline void post_board_word(const dcuda_state& gst, std:
   const std::uint64_t word =
       protocol::encode_board_word(sequence, static_cast<std::uint32_t>(call));
   std::uint64_t* const* out = gst.ctx->board_out;
-  fence_acq_rel_sys();
+  fence_release_sys();
   for (std::uint32_t peer = 0; peer < gst.ring_peers; ++peer)
     store_relaxed_sys_u64(out[peer], word);
 }
@@ -63,7 +63,7 @@ __device__ __noinline__ inline void wait_for_board(dcuda_state& gst, std::uint32
   // Acquire (the polls were relaxed): what the other GPUs' ranks did before their leaders wrote
   // their words is visible to this thread and, through the device barrier that follows, to every
   // rank of this GPU.
-  fence_acq_rel_sys();
+  fence_acquire_sys();
 }
 
 }  // namespace dcuda::device

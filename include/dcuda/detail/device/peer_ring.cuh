@@ -105,7 +105,7 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
                                         std::uint32_t slot, protocol::ring_record record,
                                         bool fence, held_ticket ticket) {
   if (fence || gst.peer_fence_owed != 0u) {
-    fence_acq_rel_sys();
+    fence_release_sys();
     gst.peer_fence_owed = 0;
     record.fenced = true;
   }

@@ -15,17 +15,11 @@ namespace dcuda::device {
 
 namespace ring_detail {
 
-// Both words of the record in a slot, in one 16-byte load. Relaxed for polling; acquire (which
-// synchronises with the fence a sender issues before a record that follows data) for a fenced
-// record, read again once it is complete.
-template <bool acquire = false>
+// Both words of the record in a slot, in one 16-byte load, relaxed: a record that follows data
+// (fenced) is acquired with a fence once it is seen complete (take_loaded).
 __device__ inline protocol::ring_words load_record(const char* slot) {
   protocol::ring_words words;
-  if constexpr (acquire) {
-    load_acquire_sys_v2_u64(slot, words.first, words.second);
-  } else {
-    load_relaxed_sys_v2_u64(slot, words.first, words.second);
-  }
+  load_relaxed_sys_v2_u64(slot, words.first, words.second);
   return words;
 }
 
@@ -214,31 +208,30 @@ __device__ inline bool carries_beyond_record(const protocol::ring_words& words) 
 
 // Takes the complete record `words`, loaded (relaxed) from `slot`, the head of ring `peer`, which
 // carries at most a record's payload (carries_beyond_record is false). A fenced record follows
-// data the sender stored before it (a regular put): it is read again with acquire before it
-// counts. Any other record follows no data of the sender's that it would need
-// (protocol/peer_ring.h).
-__device__ inline taken_record take_loaded(dcuda_state& gst, std::uint32_t peer, const char* slot,
+// data the sender stored before it (a regular put), released by the sender's fence: the relaxed
+// load that saw the record and an acquire fence make that data visible before the record counts.
+// Any other record follows no data of the sender's that it would need (protocol/peer_ring.h).
+__device__ inline taken_record take_loaded(dcuda_state& gst, std::uint32_t peer,
                                            protocol::ring_words words) {
-  if (protocol::decode_ring_record(words).fenced) words = load_record<true>(slot);
+  if (protocol::decode_ring_record(words).fenced) fence_acquire_sys();
   return take_head(gst, peer, words.first, words.second);
 }
 
 // Takes the complete record `words` at the head of ring `peer`, whatever it carries.
-__device__ inline bool take_complete(dcuda_state& gst, std::uint32_t peer, const char* slot,
+__device__ inline bool take_complete(dcuda_state& gst, std::uint32_t peer,
                                      protocol::ring_words words) {
   if (carries_beyond_record(words)) {
     return take_carried_record(gst, peer, words.first, words.second).taken;
   }
-  return take_loaded(gst, peer, slot, words).taken;
+  return take_loaded(gst, peer, words).taken;
 }
 
 // Looks at the head of ring `peer` (relaxed: an acquire load would invalidate the L1 cache on
 // every poll) and takes the record there.
 __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
-  const char* slot = head_slot(gst, peer);
-  const protocol::ring_words words = load_record(slot);
+  const protocol::ring_words words = load_record(head_slot(gst, peer));
   if (!protocol::ring_record_complete(words, gst.ring_head[peer])) return false;
-  return take_complete(gst, peer, slot, words);
+  return take_complete(gst, peer, words);
 }
 
 // Several rings (more than two GPUs): the heads are read together (relaxed), and a ring whose head
@@ -247,20 +240,16 @@ __device__ inline bool poll_ring(dcuda_state& gst, std::uint32_t peer) {
 __device__ __noinline__ inline bool poll_many_rings(dcuda_state& gst) {
   bool took = false;
   for (std::uint32_t first = 0; first < gst.ring_peers; first += 4) {
-    const char* slots[4];
     protocol::ring_words heads[4];
 #pragma unroll
     for (std::uint32_t i = 0; i < 4; ++i) {
-      if (first + i < gst.ring_peers) {
-        slots[i] = head_slot(gst, first + i);
-        heads[i] = load_record(slots[i]);
-      }
+      if (first + i < gst.ring_peers) heads[i] = load_record(head_slot(gst, first + i));
     }
 #pragma unroll
     for (std::uint32_t i = 0; i < 4; ++i) {
       const std::uint32_t peer = first + i;
       if (peer < gst.ring_peers && protocol::ring_record_complete(heads[i], gst.ring_head[peer])) {
-        took = take_complete(gst, peer, slots[i], heads[i]) || took;
+        took = take_complete(gst, peer, heads[i]) || took;
       }
     }
   }

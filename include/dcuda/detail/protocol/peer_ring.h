@@ -3,27 +3,27 @@
 // record in a ring of the target: one ring per (target rank, sending GPU). A sending rank takes a
 // ticket from a counter in its own GPU's memory (one device atomic), writes the record into slot
 // ticket % ring_slots with one 16-byte store, and is done. The target polls the head slot of each
-// of its rings; the record it finds carries everything, so taking it costs no further load (but
-// one acquire re-read when it is fenced, below).
+// of its rings; the record it finds carries everything, so taking it costs no further load (and
+// an acquire fence when it is fenced, below).
 //
 // A put_notify of at most ring_carry_limit bytes carries its payload and needs no fence: the
 // first 4 bytes in the record itself, the rest in continuation slots right after it (the next
 // tickets, taken with the record's by one atomic), 8 bytes each, every 8-byte word with its
 // slot's stamp, as in NCCL's LL protocol. The target lands the bytes in its window when it takes
 // the record, once every continuation slot is complete. Larger puts copy their data first and
-// fence (system scope) before the record, so the data is visible to a target that reads the
-// record with acquire. A record also needs that fence when the rank did a plain put to a peer GPU
-// since its last fence, so that no record overtakes earlier data (in-order delivery per target).
-// A fenced record says so, and only such a record is read again with acquire: an acquire load
-// invalidates the reader's whole L1 cache, which a notification that follows no data would pay
-// for nothing.
+// fence (release, system scope) before the record, so the data is visible to a target that
+// acquires (an acquire fence) after its relaxed load saw the record. A record also needs that fence
+// when the rank did a plain put to a peer GPU since its last fence, so that no record overtakes
+// earlier data (in-order delivery per target). A fenced record says so, and only such a record is
+// acquired: an acquire invalidates the reader's whole L1 cache, which a notification that follows
+// no data would pay for nothing.
 //
 // Each 8-byte word carries (part of) the record's stamp, so a reader that finds the stamp of the
 // ticket it expects in both words has the whole record (8-byte stores are single-copy atomic).
 //
 // Who writes what:
-//   rings   senders (relaxed 16-byte stores); the owner reads (relaxed; again with acquire when
-//           the record is fenced)
+//   rings   senders (relaxed 16-byte stores); the owner reads (relaxed, then an acquire fence
+//           when the record is fenced)
 //   tails   the ranks of the sending GPU (device atomics): tickets per target rank
 //   taken   the target rank (relaxed system-scope stores): how far it has taken its ring of this
 //           GPU; the senders read it when the ring looks full
