@@ -77,7 +77,7 @@ struct dcuda_state {
   dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
-  // one; counter_acquired[tag] is the counter value up to which an acquire fence has made the
+  // one; counter_acquired[tag] is the counter value up to which an acquire load has made the
   // counted notifications' data visible (records from the rings need none: a fenced one is
   // acquired when it is taken, a carried one brings its data).
   char* rings;                           // this rank's first ring (ring_peers of them, one per GPU)

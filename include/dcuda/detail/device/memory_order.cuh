@@ -82,9 +82,8 @@ __device__ inline std::uint32_t atomic_add_relaxed_gpu_u32(std::uint32_t* counte
 
 // Release, gpu scope, adds 1 and returns nothing (a reduction: the caller does not wait for an
 // answer). Counts a notification at a rank of this GPU. Cumulative: covers the stores of every
-// thread that a block barrier ordered before the calling thread. Pairs with the target's relaxed
-// poll of the counter and the acquire fence after it (dcuda_test_notifications,
-// dcuda_wait_notifications).
+// thread that a block barrier ordered before the calling thread. Pairs with the target's acquire
+// load of the counter (dcuda_test_notifications, dcuda_wait_notifications).
 __device__ inline void red_release_gpu_increment_u32(std::uint32_t* counter) {
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
 }
@@ -103,12 +102,12 @@ __device__ inline void fence_release_sys() {
   asm volatile("fence.release.sys;" ::: "memory");
 }
 
-// Acquire fence, after a relaxed load that showed what the caller waits for (a counter's count, a
-// fenced ring record, a board word): what the writer released before the value it read is visible
-// to this thread and, through a block barrier that follows, to the block. The PTX acquire pattern
-// of a strong read followed by an acquire fence: it replaces a second load, with acquire, of the
-// same word, which was a dependent memory latency on the path of every notified data. System
-// scope: the writer is another GPU or the host.
+// Acquire fence, system scope, after a relaxed load that showed what the caller waits for (a
+// fenced ring record, a board word) written by another GPU: what that GPU released before the
+// value this thread read is visible to this thread and, through a block barrier that follows, to
+// the block. The PTX acquire pattern of a strong read followed by an acquire fence: it replaces a
+// second load, with acquire, of the same word, a dependent memory latency on the path of the
+// notified data. (The notification counters keep their acquire load: notification_wait.cuh.)
 __device__ inline void fence_acquire_sys() {
   asm volatile("fence.acquire.sys;" ::: "memory");
 }

@@ -17,46 +17,48 @@ __device__ inline std::uint32_t* notification_counter(const dcuda_state& gst, in
                                                      static_cast<std::uint32_t>(tag));
 }
 
-// The acquire after a relaxed read of a counter showed enough. `system_scope`: whether peer GPUs
-// or the delivery agent may have counted on it (gst.process_count > 1); they signal with
-// system-scope releases, and the acquire must have the same scope: an acquire fence, no second
-// load (as after a fenced ring record, ring_poll.cuh). Ranks of this GPU alone: an acquire load
-// of the counter, which measured up to 0.02 us faster than the fence on the local path
-// (docs/performance.md, "Latency targets: what was tried").
-__device__ inline void acquire_polled_counter(std::uint32_t* counter, bool system_scope) {
+// The acquire load of a counter whose relaxed reads showed enough. `system_scope`: whether peer
+// GPUs or the delivery agent may have counted on it (gst.process_count > 1); they signal with
+// system-scope releases, and the acquire must have the same scope.
+__device__ inline void acquire_counter(std::uint32_t* counter, bool system_scope) {
   if (system_scope) {
-    fence_acquire_sys();
+    protocol::system_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
   } else {
     protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_acquire);
   }
 }
 
 // Notifications of `tag` that have arrived at this rank. Relaxed loads: a poll loop calls this
-// many times; the caller acquires once it has seen enough (acquire_notified_data). Acquire loads
-// in the loop invalidate the L1 cache on every poll (0.12 us more a notify, on an H100); an
-// acquire fence after the poll is neither a load nor a wait (detail/device/memory_order.cuh).
+// many times; the caller issues one acquire load (acquire_notified_data) once it has seen enough.
+// Measured on an H100 (docs/performance.md): relaxed polling then one acquire load gave 0.89 us
+// one-way notify, acquire loads in the loop 1.01 us, relaxed polling then fence.acq_rel worse.
+// The one-way acquire fence (fence.acquire, which a fenced ring record gets, ring_poll.cuh) in
+// place of the acquire load measured no faster on the local path and within the noise, but
+// slower by its median, on the network path (docs/performance.md, "Latency targets: what was
+// tried"): counters keep their acquire load.
 __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
   return protocol::device_atomic<std::uint32_t>(*notification_counter(gst, tag))
       .load(cuda::memory_order_relaxed);
 }
 
 // Makes the data the notifying ranks published before their release visible to this thread
-// (and, through the block barrier that follows, to the block), once a relaxed read of the
-// counter showed enough.
+// (and, through the block barrier that follows, to the block): an acquire load of the counters
+// whose relaxed reads showed enough.
 __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
-  acquire_polled_counter(notification_counter(gst, tag), gst.process_count > 1);
+  acquire_counter(notification_counter(gst, tag), gst.process_count > 1);
 }
 
-// After a test or wait whose relaxed read saw `arrived` on the counter of a rank with rings: makes
-// the data of the notifications counted up to `arrived` visible (an acquire fence), unless no
-// more have been counted since the last such fence, which acquired up to `acquired` (records from
-// the rings need none: after a fenced one the rank acquired when it took it, a carried one
-// brought its data; a wait answered by them alone pays no fence here).
+// After a test or wait that saw `arrived` on the counter of a rank with rings: makes the data of
+// the notifications the counter counts visible (one acquire load), unless no more have been
+// counted since the last such load, which made it `acquired` (records from the rings need none:
+// after a fenced one the rank acquired when it took it, a carried one brought its data; a wait
+// answered by them alone pays no load here).
 __device__ inline void acquire_counted_since(dcuda_state& gst, int tag, std::uint32_t arrived,
                                              std::uint32_t acquired) {
   if (arrived == acquired) return;
-  fence_acquire_sys();
-  gst.counter_acquired[tag] = arrived;
+  gst.counter_acquired[tag] =
+      protocol::system_atomic<std::uint32_t>(*notification_counter(gst, tag))
+          .load(cuda::memory_order_acquire);
 }
 
 // The same for any rank (`has_rings`: gst.ring_peers != 0; without rings every wait acquires).
@@ -151,7 +153,7 @@ __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t 
     const std::uint32_t arrived =
         protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
     if (protocol::notifications_available(arrived, consumed, needed)) {
-      acquire_polled_counter(counter, system_scope);
+      acquire_counter(counter, system_scope);
       gst.consumed[tag] = consumed + needed;
       return true;
     }
