@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -350,8 +351,10 @@ int main(int argc, char** argv) {
     const char* file = std::getenv(variable);
     if (file == nullptr || file[0] == '\0') return;
     const std::map<std::size_t, double> figures = anchor_figures(file, title_parts);
-    table against = make_table("notified access (dcuda_put_notify + dcuda_wait_notifications)",
-                               path::peer, anchor, detail + " (" + file + ")", 2);
+    // The file's name alone: the results are committed, the folder it was read from is not.
+    table against = make_table(
+        "notified access (dcuda_put_notify + dcuda_wait_notifications)", path::peer, anchor,
+        detail + " (" + std::filesystem::path(file).filename().string() + ")", 2);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const auto found = figures.find(sizes[i]);
       if (found != figures.end()) {
