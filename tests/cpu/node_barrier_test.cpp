@@ -112,7 +112,7 @@ board_run run_leaders(std::int32_t leaders, std::uint32_t first_sequence, std::u
             me == odd_one && i == odd_at ? win_create_call : comm_barrier_call;
         system_atomic<std::uint32_t>(data[static_cast<std::size_t>(me)])
             .store(sequence, cuda::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_acq_rel);  // fence.acq_rel.sys
+        std::atomic_thread_fence(std::memory_order_release);  // fence.release.sys
         for (std::int32_t p = 0; p < leaders; ++p) {
           if (p == me) continue;
           system_atomic<std::uint64_t>(boards[static_cast<std::size_t>(p)][index_in(p)])
@@ -134,7 +134,7 @@ board_run run_leaders(std::int32_t leaders, std::uint32_t first_sequence, std::u
           if (scan.arrived == all_peers_mask(peers)) break;
           std::this_thread::yield();
         }
-        std::atomic_thread_fence(std::memory_order_acq_rel);  // acquire
+        std::atomic_thread_fence(std::memory_order_acquire);  // fence.acquire.sys
         for (std::int32_t p = 0; p < leaders; ++p) {
           const std::uint32_t seen = system_atomic<std::uint32_t>(data[static_cast<std::size_t>(p)])
                                          .load(cuda::memory_order_relaxed);

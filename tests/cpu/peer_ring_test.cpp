@@ -136,8 +136,8 @@ ring_words load_slot(ring_words& slot) {
 // record, or 5 to ring_carry_limit bytes in the record and its continuation slots, whose tickets
 // come with the record's from one fetch_add, the slots stored before the record as the device
 // does) or, every third one, stores its value into data[s][i] and then fences before a fenced
-// record of size 0 (a regular put_notify). The target reads each record relaxed, again with
-// acquire when it is fenced, takes a record with continuation slots only once they are all
+// record of size 0 (a regular put_notify). The target reads each record relaxed, with an acquire
+// fence after it when it is fenced, takes a record with continuation slots only once they are all
 // complete, takes records in ticket order and checks, for each, that the sender's messages
 // arrive in order with every byte of their payload.
 DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
@@ -157,7 +157,7 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
       const bool regular = size == 0;
       if (regular) {
         system_atomic<std::uint32_t>(data[s][i]).store(i + 1, cuda::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // fence.acq_rel.sys
+        std::atomic_thread_fence(std::memory_order_release);  // fence.release.sys
       }
       const std::uint32_t continuations = continuation_slots(size);
       const std::uint32_t ticket = system_atomic<std::uint32_t>(tail).fetch_add(
@@ -188,8 +188,7 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
     if (!ring_record_complete(words, head)) continue;
     const ring_record record = decode_ring_record(words);
     if (record.fenced) {
-      system_atomic<std::uint64_t>(slot.first).load(cuda::memory_order_acquire);
-      system_atomic<std::uint64_t>(slot.second).load(cuda::memory_order_acquire);
+      std::atomic_thread_fence(std::memory_order_acquire);  // fence.acquire.sys
     }
     const int s = record.tag;
     const std::uint32_t i = record.offset;

@@ -17,8 +17,8 @@ namespace dcuda::device {
 // ---- loads ----
 
 // Relaxed, system scope: a word another GPU of the node writes (a ring position it has taken, a
-// leader's word on this GPU's board). Orders nothing else: a poll, followed by an acquire fence
-// (fence_acquire_sys) once it shows what the caller waits for.
+// leader's word on this GPU's board). Orders nothing else: where the word publishes data (a board
+// word), the caller acquires with fence_acquire_sys once it shows what the caller waits for.
 __device__ inline std::uint32_t load_relaxed_sys_u32(const std::uint32_t* word) {
   std::uint32_t value;
   asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
@@ -93,13 +93,19 @@ __device__ inline void red_release_gpu_increment_u32(std::uint32_t* counter) {
 // One-way fences. On sm_90 a release fence is MEMBAR.SYS, which waits until this thread's earlier
 // stores have reached their memory (over NVLink, a round trip) and costs about 0.5 us even with
 // nothing outstanding; an acquire fence only invalidates the L1 cache (CCTL.IVALL), with no load
-// and no wait. fence.acq_rel is both, so it is used nowhere: each side issues its own half.
+// and no wait. fence.acq_rel is both, so it is used only where the one-way fences do not exist:
+// PTX gives .acquire and .release fences to sm_90 and newer, and for older GPUs each falls back
+// to fence.acq_rel, which is stronger.
 
 // Release fence, system scope, before a relaxed store that other GPUs read (a fenced ring record,
 // a board word): what this thread did, and what a barrier ordered before it (release is
 // cumulative), is visible to whoever observes the store and then acquires.
 __device__ inline void fence_release_sys() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+#else
   asm volatile("fence.release.sys;" ::: "memory");
+#endif
 }
 
 // Acquire fence, system scope, after a relaxed load that showed what the caller waits for (a
@@ -109,7 +115,11 @@ __device__ inline void fence_release_sys() {
 // second load, with acquire, of the same word, a dependent memory latency on the path of the
 // notified data. (The notification counters keep their acquire load: notification_wait.cuh.)
 __device__ inline void fence_acquire_sys() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+#else
   asm volatile("fence.acquire.sys;" ::: "memory");
+#endif
 }
 
 }  // namespace dcuda::device

@@ -206,7 +206,7 @@ __device__ inline bool carries_beyond_record(const protocol::ring_words& words) 
   return protocol::decode_ring_record(words).size > protocol::record_payload_bytes;
 }
 
-// Takes the complete record `words`, loaded (relaxed) from `slot`, the head of ring `peer`, which
+// Takes the complete record `words`, loaded (relaxed) from the head of ring `peer`, which
 // carries at most a record's payload (carries_beyond_record is false). A fenced record follows
 // data the sender stored before it (a regular put), released by the sender's fence: the relaxed
 // load that saw the record and an acquire fence make that data visible before the record counts.
