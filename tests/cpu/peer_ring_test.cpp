@@ -16,7 +16,7 @@ namespace {
 using namespace dcuda::protocol;
 
 DCUDA_TEST(ring_record_round_trips_every_field) {
-  const ring_record sent{0x04030201u, 0x7ffffff0u, 255, 31, 4, false};
+  const ring_record sent{0x0807060504030201u, 0x7ffffff0u, 255, 31, 8, false};
   const ring_words words = encode_ring_record(sent, 0xabcdef01u);
   DCUDA_CHECK(ring_record_complete(words, 0xabcdef01u));
   const ring_record got = decode_ring_record(words);
@@ -24,13 +24,23 @@ DCUDA_TEST(ring_record_round_trips_every_field) {
   DCUDA_CHECK_EQ(got.offset, sent.offset);
   DCUDA_CHECK_EQ(got.tag, 255);
   DCUDA_CHECK_EQ(got.window_slot, 31);
-  DCUDA_CHECK_EQ(got.size, 4);
+  DCUDA_CHECK_EQ(got.size, 8);
   DCUDA_CHECK(!got.fenced);
   const ring_record fenced =
       decode_ring_record(encode_ring_record({0, 0x7fffffffu, 7, 0, 0, true}, 5));
   DCUDA_CHECK_EQ(fenced.tag, 7);
   DCUDA_CHECK(fenced.fenced);
   DCUDA_CHECK_EQ(fenced.offset, 0x7fffffffu);  // the flag does not spill into the offset
+  // The offset's two parts (bits 0-25 and 26-30 sit in different words) and the payload's two
+  // halves come back apart from each other.
+  for (const std::uint32_t offset : {0x3ffffffu, 0x4000000u, 0x7c000000u, 0x12345678u}) {
+    const ring_record back =
+        decode_ring_record(encode_ring_record({~std::uint64_t{0}, offset, 0, 0, 16, false}, 9));
+    DCUDA_CHECK_EQ(back.offset, offset);
+    DCUDA_CHECK_EQ(back.payload, ~std::uint64_t{0});
+    DCUDA_CHECK_EQ(back.size, 16);
+    DCUDA_CHECK(!back.fenced);
+  }
 }
 
 DCUDA_TEST(ring_record_is_taken_only_with_its_tickets_stamp_in_both_words) {
@@ -40,9 +50,18 @@ DCUDA_TEST(ring_record_is_taken_only_with_its_tickets_stamp_in_both_words) {
   DCUDA_CHECK(!ring_record_complete(old_record, 5 + ring_slots));  // the slot's previous lap
   DCUDA_CHECK(!ring_record_complete({new_record.first, old_record.second}, 5 + ring_slots));
   DCUDA_CHECK(!ring_record_complete({old_record.first, new_record.second}, 5 + ring_slots));
-  DCUDA_CHECK(!ring_record_complete({0, 0}, 0));  // a zeroed slot holds no record
-  DCUDA_CHECK(!ring_record_complete({0, 0}, 0xffffffffu));
+  // A zeroed slot holds no record of the first lap, the only lap that can find one zeroed.
+  for (std::uint32_t ticket = 0; ticket < ring_slots; ++ticket) {
+    DCUDA_CHECK(!ring_record_complete({0, 0}, ticket));
+  }
+  // Every lap's stamp differs from the lap before it, across the tickets' wraparound too.
+  for (std::uint32_t lap = 0; lap < 200; ++lap) {
+    DCUDA_CHECK(ring_stamp(lap * ring_slots) != ring_stamp((lap + 1) * ring_slots));
+  }
+  DCUDA_CHECK(ring_stamp(0xffffffffu) != ring_stamp(0));
   DCUDA_CHECK(ring_record_complete(encode_ring_record({}, 0xffffffffu), 0xffffffffu));
+  DCUDA_CHECK(!ring_record_complete(encode_ring_record({}, 0xffffffffu - ring_slots), 0xffffffffu));
+  DCUDA_CHECK(!ring_record_complete(encode_ring_record({}, 0xffffffffu), ring_slots - 1));
   DCUDA_CHECK(ring_has_room(ring_slots - 1, 0));
   DCUDA_CHECK(!ring_has_room(ring_slots, 0));
   DCUDA_CHECK(ring_has_room(0xffffffffu, 0xffffffffu - ring_slots + 1));  // across wraparound
@@ -69,12 +88,12 @@ DCUDA_TEST(ring_records_are_refused_when_wider_than_a_record_or_outside_the_wind
   }
 }
 
-DCUDA_TEST(continuation_slots_carry_every_byte_past_the_records_four) {
+DCUDA_TEST(continuation_slots_carry_every_byte_past_the_records_eight) {
   DCUDA_CHECK_EQ(continuation_slots(0), 0u);
-  DCUDA_CHECK_EQ(continuation_slots(4), 0u);
-  DCUDA_CHECK_EQ(continuation_slots(5), 1u);
-  DCUDA_CHECK_EQ(continuation_slots(12), 1u);
-  DCUDA_CHECK_EQ(continuation_slots(13), 2u);
+  DCUDA_CHECK_EQ(continuation_slots(8), 0u);
+  DCUDA_CHECK_EQ(continuation_slots(9), 1u);
+  DCUDA_CHECK_EQ(continuation_slots(16), 1u);
+  DCUDA_CHECK_EQ(continuation_slots(17), 2u);
   DCUDA_CHECK_EQ(continuation_slots(ring_carry_limit), max_continuation_slots);
   DCUDA_CHECK(record_payload_bytes + continuation_payload_bytes * max_continuation_slots >=
               static_cast<std::uint32_t>(ring_carry_limit));
@@ -96,6 +115,8 @@ DCUDA_TEST(continuation_slots_carry_every_byte_past_the_records_four) {
   DCUDA_CHECK(!continuation_complete({slot.first, lap_before.second}, 1000));
   DCUDA_CHECK(!continuation_complete({lap_before.first, slot.second}, 1000));
   DCUDA_CHECK(!continuation_complete({0, 0}, 0));
+  // The same lap's stamp is not enough: the ticket's low bits must match too.
+  DCUDA_CHECK(!continuation_complete(encode_continuation(1, 2, 1001), 1000));
   // A record is never taken for a continuation slot of the same ticket, nor the other way round.
   DCUDA_CHECK(!continuation_complete(encode_ring_record({1, 2, 3, 4, 5, false}, 1000), 1000));
 }
@@ -132,13 +153,13 @@ ring_words load_slot(ring_words& slot) {
 }
 
 // Three senders share one ticket counter and one target ring. Sender s sends `per_sender`
-// notifications; message i of sender s either carries its payload in the ring (4 bytes in the
-// record, or 5 to ring_carry_limit bytes in the record and its continuation slots, whose tickets
-// come with the record's from one fetch_add, the slots stored before the record as the device
-// does) or, every third one, stores its value into data[s][i] and then fences before a fenced
-// record of size 0 (a regular put_notify). The target reads each record relaxed, with an acquire
-// fence after it when it is fenced, takes a record with continuation slots only once they are all
-// complete, takes records in ticket order and checks, for each, that the sender's messages
+// notifications; message i of sender s either carries its payload in the ring (up to 8 bytes in
+// the record, or 9 to ring_carry_limit bytes in the record and its continuation slots, whose
+// tickets come with the record's from one fetch_add, the slots stored before the record as the
+// device does) or, every third one, stores its value into data[s][i] and then fences before a
+// fenced record of size 0 (a regular put_notify). The target reads each record relaxed, with an
+// acquire fence after it when it is fenced, takes a record with continuation slots only once they
+// are all complete, takes records in ticket order and checks, for each, that the sender's messages
 // arrive in order with every byte of their payload.
 DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   constexpr int senders = 3;
@@ -146,10 +167,11 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   std::vector<ring_words> ring(ring_slots);
   std::uint32_t tail = 0, taken = 0;
   std::vector<std::vector<std::uint32_t>> data(senders, std::vector<std::uint32_t>(per_sender));
-  // Message i's payload size: 0 for a regular put, 4, or 5 .. ring_carry_limit.
+  // Message i's payload size: 0 for a regular put, 1 .. 8 (in the record), or 9 ..
+  // ring_carry_limit (with continuation slots).
   const auto size_of = [](std::uint32_t i) -> std::uint32_t {
     if (i % 3 == 2) return 0;
-    return i % 3 == 0 ? 4u : 5u + i % (ring_carry_limit - 4);
+    return i % 3 == 0 ? 1u + i % 8 : 9u + i % (ring_carry_limit - 8);
   };
   const auto send = [&](int s) {
     for (std::uint32_t i = 0; i < per_sender; ++i) {
@@ -167,14 +189,16 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
       }
       for (std::uint32_t c = 1; c <= continuations; ++c) {
         store_slot(ring[ring_slot(ticket + c)],
-                   encode_continuation(payload_word(s, i, size, 2 * c - 1),
-                                       payload_word(s, i, size, 2 * c), ticket + c));
+                   encode_continuation(payload_word(s, i, size, 2 * c),
+                                       payload_word(s, i, size, 2 * c + 1), ticket + c));
       }
       // The tag says who sent it; the offset which message.
-      store_slot(ring[ring_slot(ticket)],
-                 encode_ring_record({payload_word(s, i, size, 0), i, static_cast<std::uint8_t>(s),
-                                     0, static_cast<std::uint8_t>(size), regular},
-                                    ticket));
+      store_slot(
+          ring[ring_slot(ticket)],
+          encode_ring_record(
+              {payload_word(s, i, size, 0) | std::uint64_t{payload_word(s, i, size, 1)} << 32, i,
+               static_cast<std::uint8_t>(s), 0, static_cast<std::uint8_t>(size), regular},
+              ticket));
     }
   };
   std::vector<std::thread> threads;
@@ -193,7 +217,8 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
     const int s = record.tag;
     const std::uint32_t i = record.offset;
     const std::uint32_t continuations = continuation_slots(record.size);
-    std::vector<std::uint32_t> received{record.payload};
+    std::vector<std::uint32_t> received{static_cast<std::uint32_t>(record.payload),
+                                        static_cast<std::uint32_t>(record.payload >> 32)};
     bool complete = true;
     for (std::uint32_t c = 1; c <= continuations; ++c) {
       const ring_words continuation = load_slot(ring[ring_slot(head + c)]);
@@ -221,9 +246,9 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   for (auto& t : threads) t.join();
   DCUDA_CHECK_EQ(wrong, 0u);
   for (int s = 0; s < senders; ++s) DCUDA_CHECK_EQ(next[s], per_sender);
-  // Every message of 5 bytes or more came with continuation slots.
+  // Every message of 9 bytes or more came with continuation slots.
   std::uint32_t with_slots = 0;
-  for (std::uint32_t i = 0; i < per_sender; ++i) with_slots += size_of(i) > 4 ? 1u : 0u;
+  for (std::uint32_t i = 0; i < per_sender; ++i) with_slots += size_of(i) > 8 ? 1u : 0u;
   DCUDA_CHECK(with_slots > per_sender / 4);
   DCUDA_CHECK_EQ(carried, senders * with_slots);
 }

@@ -316,7 +316,7 @@ DCUDA_TEST(malformed_ring_records_name_the_sending_process_and_the_field) {
   DCUDA_CHECK_EQ(runtime::describe_error(report, senders),
                  std::string("rank 2 (thread 0) in the poll of its peer rings (inside a dcuda call "
                              "that waits): the record in its peer ring from process 3 is not one "
-                             "dcuda writes: a payload of 100 bytes (the ring carries at most 12); "
+                             "dcuda writes: a payload of 100 bytes (the ring carries at most 16); "
                              "nothing was written (is every process of the node running the same "
                              "program and dcuda version?)"));
   report.values[1] = 4;

@@ -3,10 +3,10 @@
 //
 // Input: the two words, the ticket the reader expects and the size of the target's window (8 + 8 +
 // 4 + 4 bytes). Properties: a record, and a continuation slot, is complete only when both words
-// carry the ticket's stamp; every bit of a complete record is the stamp or a field, so encoding
-// the decoded record under the same ticket gives the same words; the decoded fields stay inside
-// the widths the layout gives them; and a record the target accepts (ring_record_fault_of) lands
-// inside its window.
+// carry the stamp of the ticket's lap (which differs from the lap before); every bit of a complete
+// record is the stamp or a field, so encoding the decoded record under the same ticket gives the
+// same words; the decoded fields stay inside the widths the layout gives them; and a record the
+// target accepts (ring_record_fault_of) lands inside its window.
 #include <cstdint>
 
 #include "dcuda/detail/protocol/peer_ring.h"
@@ -22,14 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const std::uint32_t stamp = ring_stamp(ticket);
   const bool complete = ring_record_complete(words, ticket);
-  const bool stamped = static_cast<std::uint32_t>(words.first >> 32) == stamp &&
-                       static_cast<std::uint32_t>(words.second) >> 20 == short_stamp(stamp);
+  const bool stamped = words.first >> 58 == stamp && words.second >> 58 == stamp;
   if (complete != stamped) dcuda_fuzz::violated("completeness is not both words' stamps");
-  if (stamp == 0 || short_stamp(stamp) == 0) dcuda_fuzz::violated("a stamp of 0");
-  // A continuation slot (the bytes a record carries beyond its own four) is complete only when
-  // both of its words carry the full stamp.
-  const bool continuation_stamped = static_cast<std::uint32_t>(words.first >> 32) == stamp &&
-                                    static_cast<std::uint32_t>(words.second >> 32) == stamp;
+  if (stamp > 63u) dcuda_fuzz::violated("a stamp wider than its 6 bits");
+  if (ticket < ring_slots && stamp == 0) dcuda_fuzz::violated("a first-lap stamp of 0");
+  if (stamp == ring_stamp(ticket - ring_slots)) {
+    dcuda_fuzz::violated("the same stamp as the slot's previous lap");
+  }
+  // A continuation slot (the bytes a record carries beyond its own eight) is complete only when
+  // both of its words carry the stamp and the ticket's low 26 bits.
+  const std::uint32_t expected = stamp << 26 | (ticket & 0x3ffffffu);
+  const bool continuation_stamped = static_cast<std::uint32_t>(words.first >> 32) == expected &&
+                                    static_cast<std::uint32_t>(words.second >> 32) == expected;
   if (continuation_complete(words, ticket) != continuation_stamped) {
     dcuda_fuzz::violated("a continuation slot is complete without both words' stamps");
   }

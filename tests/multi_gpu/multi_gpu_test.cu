@@ -215,13 +215,12 @@ __device__ place locate(dcuda_state& gst) {
 
 // ---- ring: every size, to the same rank of the next process ----
 
-// Up to 12 bytes travel in the peer ring (4 in the record, the rest in a continuation slot), up
-// to 16 are copied by thread 0 alone, larger ones by the block (detail/device/put_path.cuh); the
-// sizes around those limits are here. The receive area starts at an odd offset, so no copy is
-// aligned.
+// Up to 16 bytes travel in the peer ring (8 in the record, the rest in a continuation slot),
+// larger ones are copied by the block (detail/device/put_path.cuh); the sizes around those limits
+// are here. The receive area starts at an odd offset, so no copy is aligned.
 __device__ constexpr std::uint64_t ring_sizes[] = {
-    1,  3,  5,    8,    12,   13,   16,    17,       48,
-    64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
+    1,  3,  5,  7,    8,    9,    12,   13,    16,       17,
+    48, 64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
 constexpr std::uint64_t ring_largest = (3u << 20) + 5;
 
 __global__ void ring_kernel(dcuda_context_handle dcuda) {
@@ -505,8 +504,9 @@ DCUDA_TEST(windows_in_memory_shared_before_the_run_deliver_every_byte) {
 
 // ---- payloads carried in ring records mixed with regular operations (peer path) ----
 
-// Round k of `inline_rounds`: what the sender does, and where. Payloads of up to 4 bytes travel
-// in the ring record (protocol/peer_ring.h), larger ones by stores and a fence. The sender never
+// Round k of `inline_rounds`: what the sender does, and where (aligned: the receive areas are 64
+// bytes apart). Payloads of up to 8 bytes travel in the ring record (protocol/peer_ring.h), up to
+// 16 with a continuation slot, larger ones by stores and a fence. The sender never
 // waits, and 400 rounds are more than a ring holds: it also waits for room, taking its own
 // records meanwhile.
 constexpr int inline_rounds = 400;
@@ -518,8 +518,8 @@ struct inline_step {
 };
 __device__ inline_step inline_step_of(int round) {
   switch (round % 5) {
-    case 0:
-      return {4, 0, false};  // carried in the record
+    case 0:  // carried in the record: four bytes, eight bytes, or with a continuation slot
+      return {round % 3 == 0 ? 4 : round % 3 == 1 ? 8 : 16, 0, false};
     case 1:
       return {64, 0, false};  // regular put_notify
     case 2:

@@ -17,16 +17,19 @@ struct ring_address {
 };
 
 namespace ring_detail {
-// The bytes are loaded independently (no chain of dependent loads); four aligned bytes in one.
-__device__ inline std::uint32_t gather_payload(const void* buffer, int size) {
-  if (size == 4 && (reinterpret_cast<std::uintptr_t>(buffer) & 3u) == 0u) {
-    return *static_cast<const std::uint32_t*>(buffer);
-  }
+// A payload of 1, 2, 4 or 8 bytes aligned to its size (a scalar) is one load; any other, bytes
+// loaded independently (no chain of dependent loads).
+__device__ inline std::uint64_t gather_payload(const void* buffer, int size) {
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer);
+  if (size == 4 && (address & 3u) == 0u) return *static_cast<const std::uint32_t*>(buffer);
+  if (size == 8 && (address & 7u) == 0u) return *static_cast<const std::uint64_t*>(buffer);
+  if (size == 2 && (address & 1u) == 0u) return *static_cast<const std::uint16_t*>(buffer);
+  if (size == 1) return *static_cast<const std::uint8_t*>(buffer);
   const auto* bytes = static_cast<const unsigned char*>(buffer);
-  std::uint32_t payload = 0;
+  std::uint64_t payload = 0;
 #pragma unroll
   for (int i = 0; i < protocol::record_payload_bytes; ++i) {
-    if (i < size) payload |= std::uint32_t{bytes[i]} << (8 * i);
+    if (i < size) payload |= std::uint64_t{bytes[i]} << (8 * i);
   }
   return payload;
 }
@@ -125,9 +128,9 @@ __device__ __noinline__ inline void send_ring_notification(
 }
 
 // The record of a put_notify to another GPU whose payload travels in the ring (`size` bytes, at
-// most protocol::ring_carry_limit; the first four, `payload`, in the record): such a record needs
+// most protocol::ring_carry_limit; the first eight, `payload`, in the record): such a record needs
 // no fence (the caller checked that none is owed, so it is not tested again).
-__device__ inline protocol::ring_record carried_record(int tag, std::uint32_t payload, int size,
+__device__ inline protocol::ring_record carried_record(int tag, std::uint64_t payload, int size,
                                                        int offset, int window_slot) {
   return {payload,
           static_cast<std::uint32_t>(offset),
@@ -179,7 +182,7 @@ __device__ __forceinline__ void send_carried_put(dcuda_state& gst, protocol::cal
     std::uint32_t words[2 * continuation_group];
 #pragma unroll
     for (std::uint32_t i = 0; i < 2 * continuation_group; ++i) {
-      words[i] = ring_detail::payload_word(bytes, size, static_cast<int>(2 * (first - 1) + 1 + i));
+      words[i] = ring_detail::payload_word(bytes, size, static_cast<int>(2 * (first - 1) + 2 + i));
     }
 #pragma unroll
     for (std::uint32_t i = 0; i < continuation_group; ++i) {
@@ -192,9 +195,9 @@ __device__ __forceinline__ void send_carried_put(dcuda_state& gst, protocol::cal
       }
     }
   }
-  write_ring_record(
-      ring, ticket,
-      carried_record(tag, ring_detail::payload_word(bytes, size, 0), size, offset, window_slot));
+  const std::uint64_t payload = ring_detail::payload_word(bytes, size, 0) |
+                                std::uint64_t{ring_detail::payload_word(bytes, size, 1)} << 32;
+  write_ring_record(ring, ticket, carried_record(tag, payload, size, offset, window_slot));
 }
 
 }  // namespace dcuda::device

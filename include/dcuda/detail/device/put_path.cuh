@@ -211,7 +211,7 @@ __device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, 
 
 // Thread 0's whole put of at most single_thread_put_limit bytes, after the entry barrier, along
 // the route plan_put cached. `ticket`: plan_put's. A put_notify to another GPU carries its
-// payload in the ring when it fits and no fence is owed (in the record, or beyond 4 bytes in
+// payload in the ring when it fits and no fence is owed (in the record, or beyond 8 bytes in
 // continuation slots too); one to the network that took an entry ticket is a compact entry;
 // anything else is copied first and notified after (with the ring ticket, if one was taken).
 __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_win win, int offset,
@@ -237,7 +237,7 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
       send_carried_put(gst, call, ticket.ticket, ticket.seen, tag, offset, size, slot, buffer);
       return;
     }
-    const std::uint32_t payload = ring_detail::gather_payload(buffer, size);
+    const std::uint64_t payload = ring_detail::gather_payload(buffer, size);
     ensure_ring_room(gst, call, gst.put_route_cache.ring_slot, ticket);
     // Read after the (rarely taken) wait for room, so that the pointer is not held, and spilled,
     // across that call.

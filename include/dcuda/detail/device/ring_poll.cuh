@@ -23,15 +23,28 @@ __device__ inline protocol::ring_words load_record(const char* slot) {
   return words;
 }
 
-// Four aligned bytes in one store; otherwise byte stores, unrolled (no loop on the fast path).
-__device__ inline void scatter_payload(char* destination, std::uint32_t payload, int size) {
-  if (size == 4 && (reinterpret_cast<std::uintptr_t>(destination) & 3u) == 0u) {
-    *reinterpret_cast<std::uint32_t*>(destination) = payload;
+// A payload that is no aligned scalar (take_head stores those), or the record's eight bytes of a
+// longer one: eight aligned bytes in one store, otherwise byte stores, unrolled.
+__device__ inline void scatter_payload(char* destination, std::uint64_t payload, int size) {
+  if (size == 8 && (reinterpret_cast<std::uintptr_t>(destination) & 7u) == 0u) {
+    *reinterpret_cast<std::uint64_t*>(destination) = payload;
     return;
   }
 #pragma unroll
   for (int i = 0; i < protocol::record_payload_bytes; ++i) {
     if (i < size) destination[i] = static_cast<char>(payload >> (8 * i));
+  }
+}
+
+// A payload of `size` bytes, 1, 2 or 8, at `destination`, aligned to its size: one store.
+// Independent tests, not a chain: the compiler predicates the stores instead of branching.
+__device__ inline void store_scalar(char* destination, std::uint64_t payload, std::uint32_t size) {
+  if (size == 8u) *reinterpret_cast<std::uint64_t*>(destination) = payload;
+  if (size == 2u) {
+    *reinterpret_cast<std::uint16_t*>(destination) = static_cast<std::uint16_t>(payload);
+  }
+  if (size == 1u) {
+    *reinterpret_cast<std::uint8_t*>(destination) = static_cast<std::uint8_t>(payload);
   }
 }
 
@@ -67,14 +80,20 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
   const bool payload = record.size != 0u;
   const bool window_known = (ring_windows >> record.window_slot & 1u) != 0u;
   char* const destination = reinterpret_cast<char*>(window.base) + record.offset;
-  // The common case, four aligned bytes inside a known window, is one test and one store (the
-  // offset is below 2^31, so offset + 4 cannot wrap). Any other payload is checked in full first:
-  // the record comes from another process. The failure is inlined: a call here would make the
-  // whole poll keep its values in the registers the ABI saves.
-  if ((record.size == 4u) & window_known &
-      ((reinterpret_cast<std::uintptr_t>(destination) & 3u) == 0u) &
-      (record.offset + 4u <= window.size)) {
-    *reinterpret_cast<std::uint32_t*>(destination) = record.payload;
+  // The common cases, four aligned bytes, then any other scalar (1, 2 or 8 bytes aligned to its
+  // size), inside a known window, are one test and one store each (the offset is below 2^31, so
+  // offset + 8 cannot wrap); the four bytes first, as one test: behind the general one they lost
+  // 0.02 us. Any other payload is checked in full first: the record comes from another process.
+  // The failure is inlined: a call here would make the whole poll keep its values in the
+  // registers the ABI saves.
+  const std::uint32_t size = record.size;
+  const auto address = reinterpret_cast<std::uintptr_t>(destination);
+  const bool scalar =
+      ((size == 1u) | (size == 2u) | (size == 8u)) & ((address & (size - 1u)) == 0u);
+  if ((size == 4u) & window_known & ((address & 3u) == 0u) & (record.offset + 4u <= window.size)) {
+    *reinterpret_cast<std::uint32_t*>(destination) = static_cast<std::uint32_t>(record.payload);
+  } else if (scalar & window_known & (record.offset + size <= window.size)) {
+    store_scalar(destination, record.payload, size);
   } else if (payload) {
     // A record no sender writes is refused at once, even for a window this rank does not hold.
     if (!window_known & (record.size <= protocol::record_payload_bytes)) {
@@ -106,7 +125,7 @@ inline constexpr int continuation_looks = 64;
 inline constexpr std::uint32_t continuation_group = protocol::max_continuation_slots;
 
 // Lands the words of one group of continuation slots (the first of them is the payload's slot
-// `first`, counted from 1) at `destination`, the payload's start: bytes 4 + 8 (first - 1) on.
+// `first`, counted from 1) at `destination`, the payload's start: bytes 8 + 8 (first - 1) on.
 // `aligned`: the destination is 4-byte aligned.
 __device__ inline void land_continuations(char* destination, bool aligned, std::uint32_t size,
                                           std::uint32_t first,

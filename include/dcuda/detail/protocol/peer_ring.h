@@ -7,7 +7,7 @@
 // an acquire fence when it is fenced, below).
 //
 // A put_notify of at most ring_carry_limit bytes carries its payload and needs no fence: the
-// first 4 bytes in the record itself, the rest in continuation slots right after it (the next
+// first 8 bytes in the record itself, the rest in continuation slots right after it (the next
 // tickets, taken with the record's by one atomic), 8 bytes each, every 8-byte word with its
 // slot's stamp, as in NCCL's LL protocol. The target lands the bytes in its window when it takes
 // the record, once every continuation slot is complete. Larger puts copy their data first and
@@ -18,8 +18,11 @@
 // acquired: an acquire invalidates the reader's whole L1 cache, which a notification that follows
 // no data would pay for nothing.
 //
-// Each 8-byte word carries (part of) the record's stamp, so a reader that finds the stamp of the
-// ticket it expects in both words has the whole record (8-byte stores are single-copy atomic).
+// Each 8-byte word of a slot carries the stamp of its ticket's lap (6 bits), so a reader that
+// finds the stamp it expects in both words has the whole slot (8-byte stores are single-copy
+// atomic). A lap's stamp is enough: before a sender writes ticket t, the target has taken ticket
+// t - ring_slots from the same slot (ring_has_room), so the slot holds either that lap's words or
+// t's.
 //
 // Who writes what:
 //   rings   senders (relaxed 16-byte stores); the owner reads (relaxed, then an acquire fence
@@ -36,9 +39,9 @@ namespace dcuda::protocol {
 inline constexpr std::uint32_t ring_slots = 256;  // records per ring, a power of two
 inline constexpr std::uint32_t ring_record_bytes = 16;
 inline constexpr std::uint64_t ring_bytes = std::uint64_t{ring_slots} * ring_record_bytes;
-inline constexpr int record_payload_bytes = 4;        // payload bytes the record itself carries
+inline constexpr int record_payload_bytes = 8;        // payload bytes the record itself carries
 inline constexpr int continuation_payload_bytes = 8;  // payload bytes of a continuation slot
-inline constexpr int ring_carry_limit = 12;           // payload bytes a put_notify carries at most
+inline constexpr int ring_carry_limit = 16;           // payload bytes a put_notify carries at most
 inline constexpr std::uint32_t max_peer_gpus = 15;    // other GPUs of a node a rank has rings for
 
 // Continuation slots after the record of a put_notify that carries `size` bytes.
@@ -51,7 +54,7 @@ DCUDA_HD constexpr std::uint32_t continuation_slots(std::uint32_t size) {
 inline constexpr std::uint32_t max_continuation_slots = continuation_slots(ring_carry_limit);
 
 struct ring_record {
-  std::uint32_t payload;  // the put's bytes, in the order they sit in memory
+  std::uint64_t payload;  // the put's first 8 bytes, in the order they sit in memory
   std::uint32_t offset;   // into the target's window (payload bytes only; below 2^31)
   std::uint8_t tag;
   std::uint8_t window_slot;
@@ -59,56 +62,63 @@ struct ring_record {
   bool fenced;        // data the sender stored before the record must be acquired
 };
 
-// The stamp of ticket t: t + 1, never 0 (a zeroed slot holds no record) in either word.
+// The stamp of ticket t's lap, in the top 6 bits of every word of its slot: never 0 in the first
+// lap (a zeroed slot holds no record), and different in consecutive laps, across the tickets'
+// wraparound too (2^32 / ring_slots laps, a multiple of 64).
+inline constexpr int stamp_shift = 58;
 DCUDA_HD constexpr std::uint32_t ring_stamp(std::uint32_t ticket) {
-  return ticket + 1u == 0u ? 1u : ticket + 1u;
+  return (ticket / ring_slots + 1u) & 63u;
 }
-// 12 bits tell a record from the one a lap (ring_slots tickets) before it.
-DCUDA_HD constexpr std::uint32_t short_stamp(std::uint32_t stamp) {
-  return (stamp & 0xfffu) == 0u ? 1u : stamp & 0xfffu;
-}
+static_assert((std::uint64_t{1} << 32) / ring_slots % 64 == 0);
 
 struct ring_words {
   std::uint64_t first, second;
 };
 
-// first: stamp (32) | payload (32); second: fenced (1) | offset (31) | short stamp (12) |
-// tag (8) | window slot (5) | size (7). (Window sizes are ints, so an offset fits 31 bits.)
+// first: stamp (6) | offset bits 26-30 (5) | fenced (1) | window slot (5) | size (7) | tag (8) |
+// payload bytes 0-3 (32); second: stamp (6) | offset bits 0-25 (26) | payload bytes 4-7 (32).
+// (Window sizes are ints, so an offset fits 31 bits.)
 DCUDA_HD constexpr ring_words encode_ring_record(const ring_record& record, std::uint32_t ticket) {
-  const std::uint32_t stamp = ring_stamp(ticket);
-  const std::uint32_t packed = short_stamp(stamp) << 20 | std::uint32_t{record.tag} << 12 |
-                               (std::uint32_t{record.window_slot} & 31u) << 7 |
-                               (std::uint32_t{record.size} & 127u);
-  const std::uint32_t high = (record.offset & 0x7fffffffu) | (record.fenced ? 0x80000000u : 0u);
-  return {std::uint64_t{stamp} << 32 | record.payload, std::uint64_t{high} << 32 | packed};
+  const std::uint64_t stamp = std::uint64_t{ring_stamp(ticket)} << stamp_shift;
+  const std::uint32_t fields = (record.offset >> 26 & 31u) << 21 | (record.fenced ? 1u : 0u) << 20 |
+                               (std::uint32_t{record.window_slot} & 31u) << 15 |
+                               (std::uint32_t{record.size} & 127u) << 8 | record.tag;
+  return {stamp | std::uint64_t{fields} << 32 | (record.payload & 0xffffffffu),
+          stamp | std::uint64_t{record.offset & 0x3ffffffu} << 32 | record.payload >> 32};
 }
 
 // Whether both words of ticket's record have arrived.
 DCUDA_HD constexpr bool ring_record_complete(const ring_words& words, std::uint32_t ticket) {
   const std::uint32_t stamp = ring_stamp(ticket);
-  return static_cast<std::uint32_t>(words.first >> 32) == stamp &&
-         (static_cast<std::uint32_t>(words.second) >> 20) == short_stamp(stamp);
+  return (words.first >> stamp_shift) == stamp && (words.second >> stamp_shift) == stamp;
 }
 
 // A continuation slot (ticket: the record's + 1, 2, ...): its 8 payload bytes, 4 in each word
-// beside the slot's full stamp, so each word shows by itself that it has arrived.
+// beside the stamp and the ticket's low 26 bits, so each word shows by itself that it has arrived.
+// The mark: the high half of each word of continuation slot `ticket`.
+DCUDA_HD constexpr std::uint64_t continuation_mark(std::uint32_t ticket) {
+  return (std::uint64_t{ring_stamp(ticket)} << 26 | (ticket & 0x3ffffffu)) << 32;
+}
 DCUDA_HD constexpr ring_words encode_continuation(std::uint32_t low, std::uint32_t high,
                                                   std::uint32_t ticket) {
-  const std::uint64_t stamp = std::uint64_t{ring_stamp(ticket)} << 32;
-  return {stamp | low, stamp | high};
+  const std::uint64_t mark = continuation_mark(ticket);
+  return {mark | low, mark | high};
 }
 DCUDA_HD constexpr bool continuation_complete(const ring_words& words, std::uint32_t ticket) {
-  const std::uint32_t stamp = ring_stamp(ticket);
-  return static_cast<std::uint32_t>(words.first >> 32) == stamp &&
-         static_cast<std::uint32_t>(words.second >> 32) == stamp;
+  const std::uint64_t mark = continuation_mark(ticket);
+  return (words.first & 0xffffffff00000000u) == mark &&
+         (words.second & 0xffffffff00000000u) == mark;
 }
 
 DCUDA_HD constexpr ring_record decode_ring_record(const ring_words& words) {
-  const auto packed = static_cast<std::uint32_t>(words.second);
-  const auto high = static_cast<std::uint32_t>(words.second >> 32);
-  return {static_cast<std::uint32_t>(words.first),  high & 0x7fffffffu,
-          static_cast<std::uint8_t>(packed >> 12),  static_cast<std::uint8_t>((packed >> 7) & 31u),
-          static_cast<std::uint8_t>(packed & 127u), (high >> 31) != 0u};
+  const auto fields = static_cast<std::uint32_t>(words.first >> 32);
+  const auto offset_low = static_cast<std::uint32_t>(words.second >> 32) & 0x3ffffffu;
+  return {(words.first & 0xffffffffu) | (words.second & 0xffffffffu) << 32,
+          (fields >> 21 & 31u) << 26 | offset_low,
+          static_cast<std::uint8_t>(fields),
+          static_cast<std::uint8_t>(fields >> 15 & 31u),
+          static_cast<std::uint8_t>(fields >> 8 & 127u),
+          (fields >> 20 & 1u) != 0u};
 }
 
 // What a target rank refuses in a complete record it took (the sender is another process: its
