@@ -1,6 +1,6 @@
 // Peer rings (protocol/peer_ring.h): records round-trip, a record is taken only when both words
-// carry its ticket's stamp, and a ring shared by several senders (one ticket counter, as the
-// ranks of one GPU share it) delivers every record once, each sender's in its order, with the
+// carry the stamp of its ticket's lap, and a ring shared by several senders (one ticket counter, as
+// the ranks of one GPU share it) delivers every record once, each sender's in its order, with the
 // data of regular puts visible and every byte of carried ones, while senders wait for room in a
 // full ring. Host threads stand in for the ranks, following device/peer_ring.cuh and
 // device/ring_poll.cuh step by step.
@@ -117,8 +117,20 @@ DCUDA_TEST(continuation_slots_carry_every_byte_past_the_records_eight) {
   DCUDA_CHECK(!continuation_complete({0, 0}, 0));
   // The same lap's stamp is not enough: the ticket's low bits must match too.
   DCUDA_CHECK(!continuation_complete(encode_continuation(1, 2, 1001), 1000));
-  // A record is never taken for a continuation slot of the same ticket, nor the other way round.
+  // A record is never taken for a continuation slot of the same ticket, nor the other way round,
+  // even one whose fields equal the slot's mark.
   DCUDA_CHECK(!continuation_complete(encode_ring_record({1, 2, 3, 4, 5, false}, 1000), 1000));
+  DCUDA_CHECK(!continuation_complete(
+      encode_ring_record({0, 1000 & 0x3ffffffu, 1000 & 255u, 0, 0, false}, 1000), 1000));
+  DCUDA_CHECK(!ring_record_complete(encode_continuation(1, 2, 1000), 1000));
+  // Whatever the slot held a lap before, record or continuation, is complete as neither.
+  for (const std::uint32_t ticket : {0u, 255u, 256u, 1000u, 0xffffffffu, 0xffffff00u}) {
+    const std::uint32_t before = ticket - ring_slots;
+    DCUDA_CHECK(!ring_record_complete(encode_ring_record({}, before), ticket));
+    DCUDA_CHECK(!ring_record_complete(encode_continuation(0, 0, before), ticket));
+    DCUDA_CHECK(!continuation_complete(encode_ring_record({}, before), ticket));
+    DCUDA_CHECK(!continuation_complete(encode_continuation(0, 0, before), ticket));
+  }
 }
 
 DCUDA_TEST(ring_memory_regions_do_not_overlap) {
@@ -164,8 +176,15 @@ ring_words load_slot(ring_words& slot) {
 DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   constexpr int senders = 3;
   constexpr std::uint32_t per_sender = 20000;
+  // The tickets start 40,000 before their wraparound, which they cross; the ring holds the records
+  // of the lap before the first ticket, taken (a zeroed slot only exists in the first lap).
+  constexpr std::uint32_t first_ticket = 0u - 40000u;
   std::vector<ring_words> ring(ring_slots);
-  std::uint32_t tail = 0, taken = 0;
+  for (std::uint32_t i = 0; i < ring_slots; ++i) {
+    const std::uint32_t before = first_ticket - ring_slots + i;
+    ring[ring_slot(before)] = encode_ring_record({}, before);
+  }
+  std::uint32_t tail = first_ticket, taken = first_ticket;
   std::vector<std::vector<std::uint32_t>> data(senders, std::vector<std::uint32_t>(per_sender));
   // Message i's payload size: 0 for a regular put, 1 .. 8 (in the record), or 9 ..
   // ring_carry_limit (with continuation slots).
@@ -205,7 +224,7 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   for (int s = 0; s < senders; ++s) threads.emplace_back(send, s);
 
   std::vector<std::uint32_t> next(senders, 0);
-  std::uint32_t head = 0, wrong = 0, records = 0, carried = 0;
+  std::uint32_t head = first_ticket, wrong = 0, records = 0, carried = 0;
   while (records < senders * per_sender) {
     ring_words& slot = ring[ring_slot(head)];
     const ring_words words = load_slot(slot);

@@ -219,8 +219,8 @@ __device__ place locate(dcuda_state& gst) {
 // larger ones are copied by the block (detail/device/put_path.cuh); the sizes around those limits
 // are here. The receive area starts at an odd offset, so no copy is aligned.
 __device__ constexpr std::uint64_t ring_sizes[] = {
-    1,  3,  5,  7,    8,    9,    12,   13,    16,       17,
-    48, 64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
+    1,  2,  3,  5,  6,  7,    8,    9,    10,   12,    13,       15,
+    16, 17, 48, 64, 65, 1000, 1024, 1025, 4096, 65537, 1u << 20, (3u << 20) + 5};
 constexpr std::uint64_t ring_largest = (3u << 20) + 5;
 
 __global__ void ring_kernel(dcuda_context_handle dcuda) {
@@ -526,8 +526,8 @@ __device__ inline_step inline_step_of(int round) {
       return {8, 0, true};  // regular put, then a notify
     case 3:
       return {3, 1, false};  // carried, other tag
-    default:
-      return {1, 0, false};  // carried, odd size
+    default:                 // carried: one byte, or two aligned ones
+      return {(round / 5) % 2 == 0 ? 1 : 2, 0, false};
   }
 }
 

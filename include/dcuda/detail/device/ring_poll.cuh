@@ -119,7 +119,7 @@ __device__ inline taken_record take_head(dcuda_state& gst, std::uint32_t peer, s
 inline constexpr int continuation_looks = 64;
 
 // Continuation slots loaded or stored at once, by the target and by the sender (peer_ring.cuh):
-// all of them at ring_carry_limit 12 (one slot). The loops over groups are kept: a version
+// all of them at ring_carry_limit 16 (one slot). The loops over groups are kept: a version
 // written for exactly that one slot, with the payload landed through scatter_payload and
 // gathered through payload_word, measured 8 B 4.5 % slower.
 inline constexpr std::uint32_t continuation_group = protocol::max_continuation_slots;

@@ -101,8 +101,8 @@ DCUDA_HD inline channel_entry& entry_at(const channel_view& channel, std::uint32
 }
 
 // The sequence that marks the entry of `ticket` complete: ticket + 1, never 0, which is what an
-// entry never written holds (at ticket 2^32 - 1 a zeroed entry would otherwise look complete; the
-// peer rings' ring_stamp does the same). The consecutive tickets of one slot differ by the
+// entry never written holds (at ticket 2^32 - 1 a zeroed entry would otherwise look complete). The
+// consecutive tickets of one slot differ by the
 // capacity, so their sequences still differ.
 DCUDA_HD constexpr std::uint32_t entry_sequence(std::uint32_t ticket) {
   return ticket + 1u == 0u ? 1u : ticket + 1u;

@@ -94,10 +94,15 @@ DCUDA_HD constexpr bool ring_record_complete(const ring_words& words, std::uint3
 }
 
 // A continuation slot (ticket: the record's + 1, 2, ...): its 8 payload bytes, 4 in each word
-// beside the stamp and the ticket's low 26 bits, so each word shows by itself that it has arrived.
-// The mark: the high half of each word of continuation slot `ticket`.
+// beside a stamp and the ticket's low 26 bits, so each word shows by itself that it has arrived.
+// The mark: the high half of each word of continuation slot `ticket`. Its stamp is the lap's with
+// the top bit flipped: a record's stamp is never a continuation's of the same lap or of the lap
+// before (stamp + 1 differs from stamp ^ 32 mod 64), nor the other way round, so neither kind of
+// slot is taken for the other, and a stale slot of either kind is complete as neither.
+inline constexpr std::uint32_t continuation_stamp_flip = 32u;
 DCUDA_HD constexpr std::uint64_t continuation_mark(std::uint32_t ticket) {
-  return (std::uint64_t{ring_stamp(ticket)} << 26 | (ticket & 0x3ffffffu)) << 32;
+  const std::uint64_t stamp = ring_stamp(ticket) ^ continuation_stamp_flip;
+  return (stamp << 26 | (ticket & 0x3ffffffu)) << 32;
 }
 DCUDA_HD constexpr ring_words encode_continuation(std::uint32_t low, std::uint32_t high,
                                                   std::uint32_t ticket) {
