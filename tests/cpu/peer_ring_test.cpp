@@ -272,4 +272,129 @@ DCUDA_TEST(a_shared_ring_delivers_every_senders_records_in_order) {
   DCUDA_CHECK_EQ(carried, senders * with_slots);
 }
 
+// Notifications counted without a record, mixed with records, as device/peer_ring.cuh sends them
+// and device/notification_wait.cuh reads them. Three senders share one ticket counter and one
+// ring; sender s counts on the ring's counter of tag s. Message i of sender s is either a
+// carried 4-byte put_notify (a record with its payload, fenced when a count came before it) or,
+// every other one, data stored into data[s][i] and fenced, then counted when the tail it peeked
+// before the data equals the taken position (ring_fully_taken), else a fenced record; now and
+// then a sender waits until the ring is taken, as one that waited for an answer would. The
+// target polls the head and the counters; a count is message next[s] of its sender and must find
+// that message's data, and a record must be message next[s] once the counts seen after its
+// acquire are taken: both fail when a count overtakes a record or a record a count.
+DCUDA_TEST(counts_and_records_of_one_sender_arrive_in_issue_order) {
+  constexpr int senders = 3;
+  constexpr std::uint32_t per_sender = 20000;
+  std::vector<ring_words> ring(ring_slots);
+  std::uint32_t tail = 0, taken = 0;
+  std::vector<std::uint32_t> counters(senders, 0);
+  std::vector<std::vector<std::uint32_t>> data(senders, std::vector<std::uint32_t>(per_sender));
+  std::vector<std::uint32_t> counted_sent(senders, 0), recorded_data(senders, 0);
+  const auto send = [&](int s) {
+    bool fence_owed = false;
+    for (std::uint32_t i = 0; i < per_sender; ++i) {
+      const bool data_message = i % 2 == 1 || i % 7 == 0;
+      ring_record record{0, i, static_cast<std::uint8_t>(s), 0, 0, false};
+      if (data_message && i % 10 == 1) {
+        // Now and then the sender waits until the ring is taken (as a sender that waited for an
+        // answer would find it), so that counts are sent while others send records.
+        while (!ring_fully_taken(
+            system_atomic<std::uint32_t>(tail).load(cuda::memory_order_relaxed),
+            system_atomic<std::uint32_t>(taken).load(cuda::memory_order_relaxed))) {
+        }
+      }
+      if (data_message) {
+        const std::uint32_t peeked_tail =
+            system_atomic<std::uint32_t>(tail).load(cuda::memory_order_relaxed);
+        const std::uint32_t peeked_taken =
+            system_atomic<std::uint32_t>(taken).load(cuda::memory_order_relaxed);
+        system_atomic<std::uint32_t>(data[s][i]).store(i + 1, cuda::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);  // fence.release.sys
+        if (ring_fully_taken(peeked_tail, peeked_taken)) {
+          system_atomic<std::uint32_t>(counters[s]).fetch_add(1, cuda::memory_order_relaxed);
+          fence_owed = true;
+          ++counted_sent[s];
+          continue;
+        }
+        record.fenced = true;
+        ++recorded_data[s];
+      } else {
+        record.payload = payload_word(s, i, 4, 0);
+        record.size = 4;
+        if (fence_owed) {
+          std::atomic_thread_fence(std::memory_order_release);
+          record.fenced = true;
+        }
+      }
+      fence_owed = false;
+      const std::uint32_t ticket =
+          system_atomic<std::uint32_t>(tail).fetch_add(1, cuda::memory_order_relaxed);
+      while (!ring_has_room(ticket,
+                            system_atomic<std::uint32_t>(taken).load(cuda::memory_order_relaxed))) {
+      }
+      store_slot(ring[ring_slot(ticket)], encode_ring_record(record, ticket));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int s = 0; s < senders; ++s) threads.emplace_back(send, s);
+
+  std::vector<std::uint32_t> next(senders, 0), counted(senders, 0);
+  std::uint32_t head = 0, wrong = 0, delivered = 0;
+  // Takes the counts of sender s that have arrived: each is its next message, a data message
+  // whose data must be there (the caller acquired after the loads that showed the counts).
+  const auto take_counts = [&](int s, std::uint32_t seen) {
+    for (; counted[s] != seen; ++counted[s], ++next[s], ++delivered) {
+      const std::uint32_t i = next[s];
+      if (i >= per_sender ||
+          system_atomic<std::uint32_t>(data[s][i]).load(cuda::memory_order_relaxed) != i + 1) {
+        ++wrong;
+      }
+    }
+  };
+  while (delivered < senders * per_sender) {
+    std::vector<std::uint32_t> seen(senders);
+    for (int s = 0; s < senders; ++s) {
+      seen[s] = system_atomic<std::uint32_t>(counters[s]).load(cuda::memory_order_relaxed);
+    }
+    const ring_words words = load_slot(ring[ring_slot(head)]);
+    std::atomic_thread_fence(std::memory_order_acquire);  // fence.acquire.sys
+    for (int s = 0; s < senders; ++s) take_counts(s, seen[s]);
+    if (!ring_record_complete(words, head)) continue;
+    const ring_record record = decode_ring_record(words);
+    const int s = record.tag;
+    // Counts sent before this record are visible after the acquire that followed its load.
+    take_counts(s, system_atomic<std::uint32_t>(counters[s]).load(cuda::memory_order_relaxed));
+    const std::uint32_t i = record.offset;
+    if (i != next[s]) ++wrong;
+    if (record.size == 0) {
+      if (system_atomic<std::uint32_t>(data[s][i]).load(cuda::memory_order_relaxed) != i + 1) {
+        ++wrong;
+      }
+    } else if (record.payload != payload_word(s, i, 4, 0)) {
+      ++wrong;
+    }
+    next[s] = i + 1;
+    ++delivered;
+    ++head;
+    system_atomic<std::uint32_t>(taken).store(head, cuda::memory_order_relaxed);
+  }
+  for (auto& t : threads) t.join();
+  DCUDA_CHECK_EQ(wrong, 0u);
+  for (int s = 0; s < senders; ++s) {
+    DCUDA_CHECK_EQ(next[s], per_sender);
+    // Data messages went both ways: counted, and as fenced records.
+    DCUDA_CHECK(counted_sent[s] > 0);
+    DCUDA_CHECK(recorded_data[s] > 0);
+  }
+}
+
+// The counted area of a ring lies past its slots, inside the ring's bytes.
+DCUDA_TEST(ring_counters_lie_past_the_slots_inside_the_ring) {
+  DCUDA_CHECK_EQ(ring_counter_offset(0), std::uint64_t{ring_slots} * ring_record_bytes);
+  DCUDA_CHECK_EQ(ring_counter_offset(tag_count - 1) + 4, ring_bytes);
+  DCUDA_CHECK(ring_fully_taken(7, 7));
+  DCUDA_CHECK(!ring_fully_taken(8, 7));
+  DCUDA_CHECK(ring_fully_taken(0, 0xffffffffu + 1u));
+}
+
 }  // namespace

@@ -588,6 +588,68 @@ DCUDA_TEST(carried_and_regular_notifications_to_one_target_keep_issue_order) {
   DCUDA_CHECK_EQ(data.count_errors, 0);
 }
 
+// ---- notifications counted without a record, between ring records (peer path) ----
+
+// Every rank sends to its counterpart in the next process and receives from the one in the
+// previous process. Each round: a 64-byte put_notify (counted in the target ring's counters
+// when the target has taken every record of the sending GPU, a fenced record otherwise) and an
+// 8-byte one (a ring record, fenced after a count), in one order or the other, on tags 0 and 1;
+// then the receiver waits for the second, finds the first already there (issue order across the
+// two ways of counting), checks both payloads and acknowledges on tag 2, and the next round
+// begins once the sender has the acknowledgement, so that the ring is taken again.
+constexpr int counted_rounds = 64;
+constexpr int counted_stride = 128;  // bytes of the receive area per round: [first: 64][second]
+__global__ void counted_order_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  // Window: [send: 64][receive: counted_rounds rounds]
+  unsigned char* window = run->memory + here.device_rank * run->per_rank;
+  unsigned char* receive = window + 64;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  const int target = here.next_gpu_peer, source = here.previous_gpu_peer;
+  int wrong = 0, out_of_order = 0;
+  for (int round = 0; round < counted_rounds; ++round) {
+    const bool large_first = round % 2 == 0;
+    const int first_size = large_first ? 64 : 8, second_size = large_first ? 8 : 64;
+    const int at = 64 + round * counted_stride;
+    fill(window, 64, here.rank, round);  // both payloads are prefixes of the same bytes
+    dcuda_put_notify(gst, win, target, at, first_size, window, 0);
+    dcuda_put_notify(gst, win, target, at + 64, second_size, window, 1);
+    dcuda_wait_notifications(gst, 1, 1);
+    if (dcuda_test_notifications(gst, 0, 1) == 0) {
+      ++out_of_order;
+      dcuda_wait_notifications(gst, 0, 1);
+    }
+    unsigned char* got = receive + round * counted_stride;
+    wrong += wrong_bytes(got, static_cast<std::uint64_t>(first_size), source, round) +
+             wrong_bytes(got + 64, static_cast<std::uint64_t>(second_size), source, round);
+    dcuda_notify(gst, source, DCUDA_COMM_WORLD, 2);
+    dcuda_wait_notifications(gst, 2, 1);
+  }
+  const int extra = dcuda_test_notifications(gst, 0, 1) + dcuda_test_notifications(gst, 1, 1) +
+                    dcuda_test_notifications(gst, 2, 1);
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  if (threadIdx.x == 0 && out_of_order + extra != 0) {
+    atomicAdd(&run->count_errors, out_of_order + extra);
+  }
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(counted_and_recorded_notifications_to_one_target_keep_issue_order) {
+  const std::uint64_t per_rank = 64 + std::uint64_t{counted_rounds} * counted_stride;
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(counted_order_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}
+
 // ---- typed puts across GPUs: the peer path, or the network path where it is forced ----
 
 namespace {

@@ -77,15 +77,17 @@ struct dcuda_state {
   dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
-  // one; counter_acquired[tag] is the counter value up to which an acquire load has made the
-  // counted notifications' data visible (records from the rings need none: a fenced one is
-  // acquired when it is taken, a carried one brings its data).
+  // one; counter_acquired[tag] is the sum of the counters (this rank's and its rings') up to
+  // which an acquire has made the counted notifications' data visible (records from the rings
+  // need none: a fenced one is acquired when it is taken, a carried one brings its data).
   char* rings;                           // this rank's first ring (ring_peers of them, one per GPU)
   std::uint32_t* ring_tails;             // this GPU's tickets, per slot (target)
   const std::uint32_t* ring_taken_here;  // how far each target has taken this GPU's records
   std::uint32_t ring_peers;              // other GPUs of the node (0: no rings)
-  std::uint32_t peer_fence_owed;  // 1 after a plain put to a peer GPU: the next record fences
-  // plan_put's ring ticket (and the taken position it saw) of a put_notify to a peer GPU that the
+  // 1 after a plain put to a peer GPU, or a notification counted in a peer's ring: the next
+  // record fences.
+  std::uint32_t peer_fence_owed;
+  // The ring's tail and taken position plan_put peeked for a put_notify to a peer GPU that the
   // whole block copies: kept here across the copy, where registers would spill in 1024-thread
   // ranks.
   std::uint32_t copy_ring_ticket;

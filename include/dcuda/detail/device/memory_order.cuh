@@ -40,6 +40,14 @@ __device__ inline void load_relaxed_sys_v2_u64(const void* address, std::uint64_
                : "memory");
 }
 
+// Relaxed, gpu scope: a word the ranks of this GPU change with atomics (a peer ring's tail),
+// read without taking part (whether the target has taken every ticket handed out).
+__device__ inline std::uint32_t load_relaxed_gpu_u32(const std::uint32_t* word) {
+  std::uint32_t value;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(word) : "memory");
+  return value;
+}
+
 // ---- stores ----
 
 // Relaxed, system scope: a word read by another GPU of the node (how far this rank has taken a
@@ -86,6 +94,14 @@ __device__ inline std::uint32_t atomic_add_relaxed_gpu_u32(std::uint32_t* counte
 // load of the counter (dcuda_test_notifications, dcuda_wait_notifications).
 __device__ inline void red_release_gpu_increment_u32(std::uint32_t* counter) {
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+}
+
+// Relaxed, system scope, adds 1 and returns nothing: counts a notification at a rank of another
+// GPU of the node (its ring's counter of the tag, protocol/peer_ring.h). Ordered after the data it
+// announces by the fence_release_sys its caller issues first; the target acquires with
+// fence_acquire_sys once its relaxed reads of the counter show the count.
+__device__ inline void red_relaxed_sys_increment_u32(std::uint32_t* counter) {
+  asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
 }
 
 // ---- fences ----

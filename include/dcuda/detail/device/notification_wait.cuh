@@ -10,8 +10,8 @@
 
 namespace dcuda::device {
 
-// The counter of this rank's notifications of `tag`. One counter for every path: ranks of this
-// GPU, peer GPUs and the delivery agent (for the network) all add to it.
+// The counter of this rank's notifications of `tag` that ranks of this GPU and the delivery agent
+// (for the network) add to. Peer GPUs count in the rings' counters instead (ring_counter).
 __device__ inline std::uint32_t* notification_counter(const dcuda_state& gst, int tag) {
   return gst.notifications + protocol::counter_index(static_cast<std::uint32_t>(gst.device_rank),
                                                      static_cast<std::uint32_t>(tag));
@@ -28,7 +28,9 @@ __device__ inline void acquire_counter(std::uint32_t* counter, bool system_scope
   }
 }
 
-// Notifications of `tag` that have arrived at this rank. Relaxed loads: a poll loop calls this
+// Notifications of `tag` that have arrived at this rank, counted on its counter and, with peer
+// GPUs, on its rings' counters (records taken from the rings count by lowering consumed[tag]
+// instead). Relaxed loads: a poll loop calls this
 // many times; the caller issues one acquire load (acquire_notified_data) once it has seen enough.
 // Measured on an H100 (docs/performance.md): relaxed polling then one acquire load gave 0.89 us
 // one-way notify, acquire loads in the loop 1.01 us, relaxed polling then fence.acq_rel worse.
@@ -37,8 +39,12 @@ __device__ inline void acquire_counter(std::uint32_t* counter, bool system_scope
 // slower by its median, on the network path (docs/performance.md, "Latency targets: what was
 // tried"): counters keep their acquire load.
 __device__ inline std::uint32_t arrived_notifications(const dcuda_state& gst, int tag) {
-  return protocol::device_atomic<std::uint32_t>(*notification_counter(gst, tag))
-      .load(cuda::memory_order_relaxed);
+  std::uint32_t arrived = protocol::device_atomic<std::uint32_t>(*notification_counter(gst, tag))
+                              .load(cuda::memory_order_relaxed);
+  for (std::uint32_t peer = 0; peer < gst.ring_peers; ++peer) {
+    arrived += load_relaxed_sys_u32(ring_detail::ring_counter(gst, peer, tag));
+  }
+  return arrived;
 }
 
 // Makes the data the notifying ranks published before their release visible to this thread
@@ -48,17 +54,18 @@ __device__ inline void acquire_notified_data(const dcuda_state& gst, int tag) {
   acquire_counter(notification_counter(gst, tag), gst.process_count > 1);
 }
 
-// After a test or wait that saw `arrived` on the counter of a rank with rings: makes the data of
-// the notifications the counter counts visible (one acquire load), unless no more have been
-// counted since the last such load, which made it `acquired` (records from the rings need none:
+// After a test or wait that saw `arrived` on the counters of a rank with rings (its own and its
+// rings', summed): makes the data of the notifications they count visible, unless no more have
+// been counted since the last acquire, which saw `acquired` (records from the rings need none:
 // after a fenced one the rank acquired when it took it, a carried one brought its data; a wait
-// answered by them alone pays no load here).
+// answered by them alone pays nothing here). An acquire fence after the relaxed loads that saw
+// the counts, not an acquire load: the counts sit in several words, written by this GPU's ranks
+// (release reductions) and by peer GPUs (fence, then relaxed reductions).
 __device__ inline void acquire_counted_since(dcuda_state& gst, int tag, std::uint32_t arrived,
                                              std::uint32_t acquired) {
   if (arrived == acquired) return;
-  gst.counter_acquired[tag] =
-      protocol::system_atomic<std::uint32_t>(*notification_counter(gst, tag))
-          .load(cuda::memory_order_acquire);
+  fence_acquire_sys();
+  gst.counter_acquired[tag] = arrived;
 }
 
 // The same for any rank (`has_rings`: gst.ring_peers != 0; without rings every wait acquires).
@@ -77,15 +84,16 @@ inline constexpr std::uint32_t tight_polls = 1024;
 
 // The wait for notifications of a rank with one ring (two GPUs in the node), thread 0 only:
 // every dependent step between a record's arrival and the wait's return is on the latency path
-// of the peer ping-pong, so the poll keeps what it needs in registers (the counter's and the head
-// slot's addresses, the ticket it expects, this tag's consumed count), examines one counter load
-// and one record load per poll, and leaves the bookkeeping of long waits to spin_until. Returns
-// true when the wait is over (its notifications consumed, their data acquired), false when it
-// hands the wait over to spin_until: after tight_polls polls, and when the head holds a record it
-// may not take yet (a payload for a window this rank does not know, or continuation slots that
-// have not arrived).
+// of the peer ping-pong, so the poll keeps what it needs in registers (the counters' and the head
+// slot's addresses, the ticket it expects, this tag's consumed count), examines two counter loads
+// (its own, its ring's) and one record load per poll, and leaves the bookkeeping of long waits to
+// spin_until. Returns true when the wait is over (its notifications consumed, their data acquired),
+// false when it hands the wait over to spin_until: after tight_polls polls, and when the head holds
+// a record it may not take yet (a payload for a window this rank does not know, or continuation
+// slots that have not arrived).
 __device__ inline bool wait_on_one_ring(dcuda_state& gst, int tag, std::uint32_t needed) {
   std::uint32_t* const counter = notification_counter(gst, tag);
+  const std::uint32_t* const ring_counter = ring_detail::ring_counter(gst, 0, tag);
   std::uint32_t consumed = gst.consumed[tag];
   const std::uint32_t acquired = gst.counter_acquired[tag];
   std::uint32_t polls = 0;
@@ -96,7 +104,8 @@ __device__ inline bool wait_on_one_ring(dcuda_state& gst, int tag, std::uint32_t
     protocol::ring_words words;
     do {
       if (++polls > tight_polls) return false;
-      arrived = protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed);
+      arrived = protocol::device_atomic<std::uint32_t>(*counter).load(cuda::memory_order_relaxed) +
+                load_relaxed_sys_u32(ring_counter);
       words = ring_detail::load_record(slot);
       // Out of both loops to the one exit below (one copy of it, not two).
       if (protocol::notifications_available(arrived, consumed, needed)) goto done;

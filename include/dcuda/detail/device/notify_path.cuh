@@ -19,8 +19,9 @@ __device__ inline void signal_local_rank(std::uint32_t* counters, int tag) {
 }
 
 // Thread 0 notifies a target on this GPU (counter) or on another GPU of the node (a record
-// without a payload in its ring, with the ticket taken early if one is held). `data_before`: this
-// call stored data to the target that the record must not overtake.
+// without a payload in its ring, with the ticket taken early if one is held, or a count in its
+// ring's counters: send_ring_notification). `data_before`: this call stored data to the target
+// that the notification must not overtake.
 __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const target_route& to,
                                     int tag, bool data_before, held_ticket early = {}) {
   if (threadIdx.x != 0) return;
@@ -29,7 +30,7 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
     return;
   }
   send_ring_notification(gst, call, to.ring.ring, to.ring.slot, tag, data_before, early.ticket,
-                         early.seen, early.held);
+                         early.seen, early.held, early.ring);
 }
 
 // The slow part of plan_notify: stops the run with the precise complaint about a notify's

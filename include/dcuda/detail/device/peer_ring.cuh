@@ -67,6 +67,20 @@ __device__ inline held_ticket take_ring_ticket(const dcuda_state& gst, std::uint
   return take_ring_ticket(gst.ring_taken_here, gst.ring_tails, slot);
 }
 
+// Instead of a ticket, for a put_notify that may count its notification without a record: the
+// ring's tail (this GPU's next ticket for the target, read after this rank's own tickets) and how
+// far the target has taken the ring, both loads in flight together (held false, ring true).
+// Whether they are equal (protocol::ring_fully_taken) is known by the time the data is fenced.
+__device__ inline held_ticket peek_ring_tail(const std::uint32_t* taken_here,
+                                             const std::uint32_t* tails, std::uint32_t slot) {
+  held_ticket peeked;
+  peeked.seen = load_relaxed_sys_u32(taken_here + slot);
+  peeked.ticket = load_relaxed_gpu_u32(tails + slot);
+  peeked.held = false;
+  peeked.ring = true;
+  return peeked;
+}
+
 // The record with `ticket` in the target's ring, whose slot has room: one 16-byte store.
 __device__ inline void write_ring_record(char* ring, std::uint32_t ticket,
                                          const protocol::ring_record& record) {
@@ -119,9 +133,24 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
 // notification of a put whose data this call stored first: `data_before`). Out of line: one copy
 // serves every call site, which keeps the registers of the kernels that call dcuda low. Scalars
 // only: an argument passed by reference would go through local memory.
-__device__ __noinline__ inline void send_ring_notification(
-    dcuda_state& gst, protocol::call call, char* ring, std::uint32_t slot, int tag,
-    bool data_before, std::uint32_t early_ticket, std::uint32_t early_seen, bool early_held) {
+// `early_*`: the ticket taken before the entry barrier, or (held false, ring true) the ring's tail
+// and taken position peeked there: a notification after this call's own data then counts without
+// a record when the target has taken every record of this GPU (protocol/peer_ring.h), and the
+// next record of this rank to a peer GPU is fenced, so that it does not overtake the count.
+__device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, protocol::call call,
+                                                           char* ring, std::uint32_t slot, int tag,
+                                                           bool data_before,
+                                                           std::uint32_t early_ticket,
+                                                           std::uint32_t early_seen,
+                                                           bool early_held, bool early_ring) {
+  if (data_before & early_ring & !early_held &
+      protocol::ring_fully_taken(early_ticket, early_seen)) {
+    fence_release_sys();
+    red_relaxed_sys_increment_u32(reinterpret_cast<std::uint32_t*>(
+        ring + protocol::ring_counter_offset(static_cast<std::uint32_t>(tag))));
+    gst.peer_fence_owed = 1;
+    return;
+  }
   const protocol::ring_record record{0u, 0u, static_cast<std::uint8_t>(tag), 0, 0, false};
   send_ring_record(gst, call, ring, slot, record, data_before,
                    held_ticket{early_ticket, early_seen, early_held});

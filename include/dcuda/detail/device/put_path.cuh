@@ -166,14 +166,20 @@ __device__ inline held_ticket plan_put(dcuda_state& gst, protocol::call call, dc
     path = static_cast<protocol::route>(owner_read(gst.put_route_cache.path));
   }
   held_ticket ticket{};
-  if (notify && path == protocol::route::peer) {
-    // Every put_notify to another GPU ends with a record in the target's ring, whether its
-    // payload travels in the record (no fence) or is stored first (fenced record): its ticket is
-    // taken here, so that the atomic's round trip overlaps the entry barrier and the copy instead
-    // of following the fence.
+  if (notify && path == protocol::route::peer && size <= protocol::ring_carry_limit) {
+    // A put_notify to another GPU that the ring may carry ends with a record in the target's
+    // ring, whether its payload travels in the record (no fence) or is stored first (fenced
+    // record, when a fence is owed): its ticket is taken here, so that the atomic's round trip
+    // overlaps the entry barrier instead of following it.
     ticket = take_ring_ticket(gst.ring_taken_here, gst.ring_tails,
                               owner_read(gst.put_route_cache.ring_slot),
                               put_notify_tickets(size, gst.peer_fence_owed != 0u));
+  } else if (notify && path == protocol::route::peer) {
+    // A larger one stores its data and fences first, then counts its notification without a
+    // record when the target has taken every record of this GPU (send_ring_notification): the
+    // two loads that tell are issued here and have arrived by the time the data is fenced.
+    ticket = peek_ring_tail(gst.ring_taken_here, gst.ring_tails,
+                            owner_read(gst.put_route_cache.ring_slot));
   } else if (path == protocol::route::network && size <= protocol::compact_payload_bytes) {
     ticket = take_channel_ticket(gst.commands);
   } else {
@@ -286,9 +292,10 @@ __device__ inline void put_along(dcuda_state& gst, protocol::call call, dcuda_wi
   __syncthreads();
   // Thread 0 notifies after the barrier, so the release covers every thread's stores. A
   // put_notify to a peer GPU holds plan_put's ticket; notify_along reads it on that route alone.
+  // A copy by every thread is longer than the ring carries: plan_put peeked, took no ticket.
   if (threadIdx.x == 0) {
     finish_stored_put(gst, call, notify, tag,
-                      held_ticket{gst.copy_ring_ticket, gst.copy_ring_seen, true, true});
+                      held_ticket{gst.copy_ring_ticket, gst.copy_ring_seen, false, true});
   }
 }
 

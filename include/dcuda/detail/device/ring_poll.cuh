@@ -53,6 +53,15 @@ __device__ inline const char* head_slot(const dcuda_state& gst, std::uint32_t pe
          protocol::ring_slot(gst.ring_head[peer]) * protocol::ring_record_bytes;
 }
 
+// The counter of `tag`'s notifications that ring `peer`'s senders counted without a record
+// (protocol::ring_counter_offset).
+__device__ inline const std::uint32_t* ring_counter(const dcuda_state& gst, std::uint32_t peer,
+                                                    int tag) {
+  return reinterpret_cast<const std::uint32_t*>(
+      gst.rings + std::uint64_t{peer} * protocol::ring_bytes +
+      protocol::ring_counter_offset(static_cast<std::uint32_t>(tag)));
+}
+
 // What taking a record did: whether it was taken, and its tag (meaningful when taken).
 struct taken_record {
   bool taken;

@@ -1,6 +1,7 @@
-// Notifications between GPUs of a node (docs/design.md, "Peer rings"). Every notification a
-// rank sends to a rank on another GPU of the node (dcuda_notify, dcuda_put_notify) is a 16-byte
-// record in a ring of the target: one ring per (target rank, sending GPU). A sending rank takes a
+// Notifications between GPUs of a node (docs/design.md, "Peer rings"). A notification a rank
+// sends to a rank on another GPU of the node (dcuda_notify, dcuda_put_notify) is a 16-byte
+// record in a ring of the target, one ring per (target rank, sending GPU), or a count beside it
+// (below). A sending rank takes a
 // ticket from a counter in its own GPU's memory (one device atomic), writes the record into slot
 // ticket % ring_slots with one 16-byte store, and is done. The target polls the head slot of each
 // of its rings; the record it finds carries everything, so taking it costs no further load (and
@@ -24,21 +25,36 @@
 // t - ring_slots from the same slot (ring_has_room), so the slot holds either that lap's words or
 // t's.
 //
+// A put_notify larger than ring_carry_limit, whose data is stored and fenced anyway, notifies
+// without a record when it can: it adds one to the target's counter of its tag in the ring's
+// counted area (ring_counter_offset) with a reduction after the fence, as a flag protocol does,
+// and the target reads those counters beside its own. The ring's ticket and record, and the
+// target's work to take a record, are then off its path. Order per target holds by two rules:
+// a sender counts only when every record of its GPU to that target has been taken
+// (ring_fully_taken: an earlier record would otherwise be counted after the later count), and
+// the first record after a count is fenced (the record must not overtake the count).
+//
 // Who writes what:
 //   rings   senders (relaxed 16-byte stores); the owner reads (relaxed, then an acquire fence
 //           when the record is fenced)
+//   counted senders (relaxed system-scope reductions after a release fence); the owner reads
+//           (relaxed, then an acquire fence once the sum of its counters shows more)
 //   tails   the ranks of the sending GPU (device atomics): tickets per target rank
 //   taken   the target rank (relaxed system-scope stores): how far it has taken its ring of this
 //           GPU; the senders read it when the ring looks full
 #pragma once
 
+#include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/portability.h"
 
 namespace dcuda::protocol {
 
 inline constexpr std::uint32_t ring_slots = 256;  // records per ring, a power of two
 inline constexpr std::uint32_t ring_record_bytes = 16;
-inline constexpr std::uint64_t ring_bytes = std::uint64_t{ring_slots} * ring_record_bytes;
+// After the slots: one 32-bit counter per tag of the notifications counted without a record.
+inline constexpr std::uint64_t ring_counted_bytes = std::uint64_t{tag_count} * 4u;
+inline constexpr std::uint64_t ring_bytes =
+    std::uint64_t{ring_slots} * ring_record_bytes + ring_counted_bytes;
 inline constexpr int record_payload_bytes = 8;        // payload bytes the record itself carries
 inline constexpr int continuation_payload_bytes = 8;  // payload bytes of a continuation slot
 inline constexpr int ring_carry_limit = 16;           // payload bytes a put_notify carries at most
@@ -147,6 +163,20 @@ DCUDA_HD constexpr bool ring_has_room(std::uint32_t ticket, std::uint32_t taken)
 
 DCUDA_HD constexpr std::uint32_t ring_slot(std::uint32_t ticket) {
   return ticket % ring_slots;
+}
+
+// Where, from the start of a ring, the counter of `tag`'s notifications counted without a record
+// lies.
+DCUDA_HD constexpr std::uint64_t ring_counter_offset(std::uint32_t tag) {
+  return std::uint64_t{ring_slots} * ring_record_bytes + std::uint64_t{tag} * 4u;
+}
+
+// Whether the target has taken every record of the sending GPU (`tail`: the GPU's next ticket for
+// it, read after the sender's own tickets; `taken`: how far the target has taken the ring). Only
+// then may a notification be counted without a record: it must not be counted ahead of a record
+// of the same sender still in the ring.
+DCUDA_HD constexpr bool ring_fully_taken(std::uint32_t tail, std::uint32_t taken) {
+  return tail == taken;
 }
 
 // A process's ring memory, exported to the other processes of its node: [ranks][peer GPUs] rings,
