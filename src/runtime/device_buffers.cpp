@@ -108,6 +108,7 @@ void device_buffers::set_rings(const ring_wiring& rings) {
   context_.ring_memory = rings.memory;
   context_.ring_peers = rings.layout.peer_gpus;
   context_.ring_slots = rings.layout.slots;
+  context_.ring_counts = rings.counts ? 1u : 0u;
   context_.board = rings.layout.peer_gpus == 0
                        ? nullptr
                        : reinterpret_cast<std::uint64_t*>(rings.memory + rings.layout.board());

@@ -31,6 +31,8 @@ struct ring_wiring {
   // Per ring, where this GPU's leader writes its word in that GPU's board; empty: barriers of
   // DCUDA_COMM_WORLD meet through the host proxies (protocol/node_barrier.h).
   std::vector<std::uint64_t*> board_out;
+  // Whether the ranks may count notifications in the peers' rings (process_paths::peer_atomics).
+  bool counts = false;
 };
 
 class device_buffers {

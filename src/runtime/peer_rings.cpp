@@ -46,6 +46,7 @@ peer_rings::peer_rings(const process_paths& paths, const bootstrap::rank_layout&
   const ring_geometry geometry(paths, ranks);
   const int me = paths.process_index;
   layout_ = geometry.layout(me);
+  counts_ = paths.peer_atomics;
   if (layout_.peer_gpus > protocol::max_peer_gpus) {
     throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
                                 "dcuda_host_init: " + std::to_string(layout_.peer_gpus + 1) +
@@ -87,7 +88,7 @@ char* peer_rings::mapped(int process) const {
 }
 
 ring_wiring peer_rings::wiring() const {
-  return {layout_, memory_.get(), memory_.size(), taken_, board_out_};
+  return {layout_, memory_.get(), memory_.size(), taken_, board_out_, counts_};
 }
 
 }  // namespace dcuda::runtime

@@ -62,6 +62,7 @@ class peer_rings {
   // word in that process's board (empty: barriers meet through the host proxies).
   std::vector<std::uint32_t*> taken_;
   std::vector<std::uint64_t*> board_out_;
+  bool counts_ = false;  // process_paths::peer_atomics
 };
 
 }  // namespace dcuda::runtime

@@ -30,6 +30,18 @@ bool can_reach(int device, const char* their_bus_id) {
   return can != 0;
 }
 
+// Whether `device` has native atomics in the memory of the GPU at `their_bus_id`, which it reaches
+// by the peer path (can_reach). The same GPU always has.
+bool native_peer_atomics(int device, const char* their_bus_id) {
+  int theirs = -1;
+  DCUDA_CUDA_CHECK(cudaDeviceGetByPCIBusId(&theirs, their_bus_id));
+  if (theirs == device) return true;
+  int native = 0;
+  DCUDA_CUDA_CHECK(
+      cudaDeviceGetP2PAttribute(&native, cudaDevP2PAttrNativeAtomicSupported, device, theirs));
+  return native != 0;
+}
+
 }  // namespace
 
 bool process_paths::reach_as_peers(int a, int b) const {
@@ -54,7 +66,7 @@ bool process_paths::any_peer() const {
 }
 
 process_paths lone_process_paths() {
-  return {0, {protocol::route::local}, {std::string()}, {0}, {0}, {}, MPI_COMM_NULL};
+  return {0, {protocol::route::local}, {std::string()}, {0}, {0}, {}, MPI_COMM_NULL, true};
 }
 
 process_paths decide_paths(const bootstrap::process_layout& layout, MPI_Comm world, int device,
@@ -92,7 +104,10 @@ process_paths decide_paths(const bootstrap::process_layout& layout, MPI_Comm wor
     }
     const bool peer = card.node == layout.node_index && !force_network && card.force_network == 0 &&
                       can_reach(device, card.pci_bus_id);
-    if (peer) paths.routes[p] = protocol::route::peer;
+    if (peer) {
+      paths.routes[p] = protocol::route::peer;
+      paths.peer_atomics = paths.peer_atomics && native_peer_atomics(device, card.pci_bus_id);
+    }
   }
   // The peer path only where both processes chose it: the rings of each process are numbered by
   // its peers, and every process must number them alike.

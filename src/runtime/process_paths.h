@@ -26,6 +26,10 @@ struct process_paths {
   // Where the collectives among the processes run: dcuda's duplicate of MPI_COMM_WORLD (owned by
   // the set-up's process_placement); MPI_COMM_NULL for a process alone.
   MPI_Comm world = MPI_COMM_NULL;
+  // Whether this process's GPU has native atomics in the memory of every GPU it may reach by the
+  // peer path (NVLink has them; peer access over PCIe may not): a peer notification is then
+  // counted with a reduction in the target's ring memory, otherwise always a ring record.
+  bool peer_atomics = true;
 
   int process_count() const { return static_cast<int>(routes.size()); }
   protocol::route route_to(int process) const { return routes[static_cast<std::size_t>(process)]; }

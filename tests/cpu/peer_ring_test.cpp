@@ -388,6 +388,27 @@ DCUDA_TEST(counts_and_records_of_one_sender_arrive_in_issue_order) {
   }
 }
 
+// What a rank owes the targets of its plain puts and counts: the next record to each of them is
+// fenced (its target acquires), and a fenced record to one target pays only that one's debt.
+DCUDA_TEST(acquires_owed_after_puts_and_counts_are_paid_per_target) {
+  std::uint32_t owed = 0;
+  DCUDA_CHECK(!acquire_owed_to(owed, 1));
+  owed = owe_acquire(owed, 1);  // a count (or a plain put) to the target in slot 1
+  DCUDA_CHECK(acquire_owed_to(owed, 1));
+  DCUDA_CHECK(!acquire_owed_to(owed, 2));
+  owed = acquire_paid(owed, 2);  // a fenced record to slot 2 does not pay slot 1's
+  DCUDA_CHECK(acquire_owed_to(owed, 1));
+  owed = owe_acquire(owed, 1);  // again to slot 1: still one target
+  DCUDA_CHECK(!acquire_owed_to(owed, 0));
+  owed = acquire_paid(owed, 1);
+  DCUDA_CHECK_EQ(owed, 0u);
+  // Two targets owed: every record is fenced from then on, whoever it goes to.
+  owed = owe_acquire(owe_acquire(0, 3), 0);
+  DCUDA_CHECK_EQ(owed, acquire_owed_many);
+  owed = acquire_paid(owed, 3);
+  DCUDA_CHECK(acquire_owed_to(owed, 0) && acquire_owed_to(owed, 3) && acquire_owed_to(owed, 9));
+}
+
 // The counted area of a ring lies past its slots, inside the ring's bytes.
 DCUDA_TEST(ring_counters_lie_past_the_slots_inside_the_ring) {
   DCUDA_CHECK_EQ(ring_counter_offset(0), std::uint64_t{ring_slots} * ring_record_bytes);

@@ -84,9 +84,13 @@ struct dcuda_state {
   std::uint32_t* ring_tails;             // this GPU's tickets, per slot (target)
   const std::uint32_t* ring_taken_here;  // how far each target has taken this GPU's records
   std::uint32_t ring_peers;              // other GPUs of the node (0: no rings)
+  std::uint32_t ring_counts;  // 1: notifications may be counted in peers' rings (native atomics)
   // 1 after a plain put to a peer GPU, or a notification counted in a peer's ring: the next
-  // record fences.
+  // record fences (whatever its target: the fence orders those writes before it).
   std::uint32_t peer_fence_owed;
+  // The targets whose next record must be fenced, so that they acquire those writes
+  // (protocol::owe_acquire): a fence for another target does not make them visible there.
+  std::uint32_t peer_acquire_owed;
   // The ring's tail and taken position plan_put peeked for a put_notify to a peer GPU that the
   // whole block copies: kept here across the copy, where registers would spill in 1024-thread
   // ranks.

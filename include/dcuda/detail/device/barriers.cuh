@@ -104,6 +104,8 @@ __device__ inline void node_world_barrier(dcuda_state& gst, protocol::call call)
 
 // The barrier of DCUDA_COMM_WORLD: this GPU's ranks alone when there is one process; on the GPUs
 // where meets_on_gpus; otherwise through the host proxies.
+// After it, every rank has acquired what every other wrote before it (plain puts, counted
+// notifications' data), so no target is owed an acquire any more (peer_acquire_owed).
 __device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
   if (gst.process_count == 1) {
     device_barrier(gst, call);
@@ -113,6 +115,7 @@ __device__ inline void world_barrier(dcuda_state& gst, protocol::call call) {
     world_collective(gst, call, 0, -1);
     settle_rings(gst);
   }
+  if (threadIdx.x == 0) gst.peer_acquire_owed = 0;
 }
 
 }  // namespace dcuda::device

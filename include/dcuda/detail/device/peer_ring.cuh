@@ -126,6 +126,8 @@ __device__ inline void send_ring_record(dcuda_state& gst, protocol::call call, c
     gst.peer_fence_owed = 0;
     record.fenced = true;
   }
+  if (protocol::acquire_owed_to(gst.peer_acquire_owed, slot)) record.fenced = true;
+  if (record.fenced) gst.peer_acquire_owed = protocol::acquire_paid(gst.peer_acquire_owed, slot);
   store_ring_record(gst, call, ring, slot, record, ticket);
 }
 
@@ -143,12 +145,13 @@ __device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, pro
                                                            std::uint32_t early_ticket,
                                                            std::uint32_t early_seen,
                                                            bool early_held, bool early_ring) {
-  if (data_before & early_ring & !early_held &
+  if (data_before & early_ring & !early_held & (gst.ring_counts != 0u) &
       protocol::ring_fully_taken(early_ticket, early_seen)) {
     fence_release_sys();
     red_relaxed_sys_increment_u32(reinterpret_cast<std::uint32_t*>(
         ring + protocol::ring_counter_offset(static_cast<std::uint32_t>(tag))));
     gst.peer_fence_owed = 1;
+    gst.peer_acquire_owed = protocol::owe_acquire(gst.peer_acquire_owed, slot);
     return;
   }
   const protocol::ring_record record{0u, 0u, static_cast<std::uint8_t>(tag), 0, 0, false};
@@ -158,15 +161,26 @@ __device__ __noinline__ inline void send_ring_notification(dcuda_state& gst, pro
 
 // The record of a put_notify to another GPU whose payload travels in the ring (`size` bytes, at
 // most protocol::ring_carry_limit; the first eight, `payload`, in the record): such a record needs
-// no fence (the caller checked that none is owed, so it is not tested again).
+// no fence of the sender (the caller checked that none is owed, so it is not tested again).
+// `acquire`: it is still marked fenced, so that the target acquires, when a plain put or a count
+// to this target came before it (take_acquire_owed).
 __device__ inline protocol::ring_record carried_record(int tag, std::uint64_t payload, int size,
-                                                       int offset, int window_slot) {
+                                                       int offset, int window_slot, bool acquire) {
   return {payload,
           static_cast<std::uint32_t>(offset),
           static_cast<std::uint8_t>(tag),
           static_cast<std::uint8_t>(window_slot),
           static_cast<std::uint8_t>(size),
-          false};
+          acquire};
+}
+
+// Whether this rank's next record to ring `slot` must make its target acquire (a plain put or a
+// count to it came first, ordered by a fence since but not yet acquired there), and that it then
+// owes no more there. A store every time, not a branch: thread 0's latency path.
+__device__ inline bool take_acquire_owed(dcuda_state& gst, std::uint32_t slot) {
+  const std::uint32_t owed = gst.peer_acquire_owed;
+  gst.peer_acquire_owed = protocol::acquire_paid(owed, slot);
+  return protocol::acquire_owed_to(owed, slot);
 }
 
 namespace ring_detail {
@@ -226,7 +240,9 @@ __device__ __forceinline__ void send_carried_put(dcuda_state& gst, protocol::cal
   }
   const std::uint64_t payload = ring_detail::payload_word(bytes, size, 0) |
                                 std::uint64_t{ring_detail::payload_word(bytes, size, 1)} << 32;
-  write_ring_record(ring, ticket, carried_record(tag, payload, size, offset, window_slot));
+  write_ring_record(
+      ring, ticket,
+      carried_record(tag, payload, size, offset, window_slot, take_acquire_owed(gst, ring_slot)));
 }
 
 }  // namespace dcuda::device

@@ -212,6 +212,8 @@ __device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, 
     notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true, ticket);
   } else if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::peer)) {
     gst.peer_fence_owed = 1;
+    gst.peer_acquire_owed =
+        protocol::owe_acquire(gst.peer_acquire_owed, gst.put_route_cache.ring_slot);
   }
 }
 
@@ -248,7 +250,8 @@ __device__ inline void thread_put(dcuda_state& gst, protocol::call call, dcuda_w
     // Read after the (rarely taken) wait for room, so that the pointer is not held, and spilled,
     // across that call.
     write_ring_record(gst.put_route_cache.ring, ticket.ticket,
-                      carried_record(tag, payload, size, offset, slot));
+                      carried_record(tag, payload, size, offset, slot,
+                                     take_acquire_owed(gst, gst.put_route_cache.ring_slot)));
     return;
   }
   if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::network)) {

@@ -52,7 +52,9 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.record_writes = 0;
     gst.broadcast = 0;
     gst.ring_peers = dcuda->ring_peers;
+    gst.ring_counts = dcuda->ring_counts;
     gst.peer_fence_owed = 0;
+    gst.peer_acquire_owed = 0;
     if (dcuda->ring_peers != 0u) {
       const protocol::ring_memory_layout layout{static_cast<std::uint32_t>(dcuda->device_ranks),
                                                 dcuda->ring_peers, dcuda->ring_slots};

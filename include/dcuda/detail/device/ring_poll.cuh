@@ -195,6 +195,8 @@ __device__ __noinline__ inline taken_record take_carried_record(dcuda_state& gst
         static_cast<std::int64_t>(std::uint64_t{record.window_slot} << 32 | window.size));
   }
   if (!window_known) return {false, record.tag};
+  // A carried record marked fenced follows a plain put or a count of its sender to this rank.
+  if (record.fenced) fence_acquire_sys();
   char* const destination = reinterpret_cast<char*>(window.base) + record.offset;
   const bool aligned = (reinterpret_cast<std::uintptr_t>(destination) & 3u) == 0u;
   scatter_payload(destination, record.payload, protocol::record_payload_bytes);

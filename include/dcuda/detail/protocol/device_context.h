@@ -42,6 +42,9 @@ struct dcuda_context {
   std::uint32_t** ring_taken;
   std::uint32_t ring_peers;
   std::uint32_t ring_slots;
+  // 1 when this GPU has native atomics in every peer GPU's memory: a put_notify of more than
+  // ring_carry_limit bytes may then count its notification in the target's ring (peer_ring.h).
+  std::uint32_t ring_counts;
   // The world barrier within a node (protocol/node_barrier.h): 1 when every process reaches every
   // other by the peer path, so that barriers of DCUDA_COMM_WORLD meet on the GPUs; then, per ring
   // peer, where this GPU's leader writes its word in that GPU's board (mapped), and this GPU's own

@@ -171,6 +171,24 @@ DCUDA_HD constexpr std::uint64_t ring_counter_offset(std::uint32_t tag) {
   return std::uint64_t{ring_slots} * ring_record_bytes + std::uint64_t{tag} * 4u;
 }
 
+// Which targets a rank's next record must make acquire (a fenced record), after a plain put or a
+// count to them that no acquire has covered yet: none (0), one (its ring slot + 1), or several
+// (acquire_owed_many). A fence of the sender after those writes orders them before any later
+// record; a target still has to acquire to see them, once, in the next record it takes from
+// this rank. Thread 0 of a rank keeps this word for itself (dcuda_state::peer_acquire_owed).
+inline constexpr std::uint32_t acquire_owed_many = 0xffffffffu;
+DCUDA_HD constexpr std::uint32_t owe_acquire(std::uint32_t owed, std::uint32_t slot) {
+  return owed == 0u || owed == slot + 1u ? slot + 1u : acquire_owed_many;
+}
+DCUDA_HD constexpr bool acquire_owed_to(std::uint32_t owed, std::uint32_t slot) {
+  return owed == slot + 1u || owed == acquire_owed_many;
+}
+// What is still owed once a fenced record has gone to `slot` ("several" stays: the others may
+// still be owed).
+DCUDA_HD constexpr std::uint32_t acquire_paid(std::uint32_t owed, std::uint32_t slot) {
+  return owed == slot + 1u ? 0u : owed;
+}
+
 // Whether the target has taken every record of the sending GPU (`tail`: the GPU's next ticket for
 // it, read after the sender's own tickets; `taken`: how far the target has taken the ring). Only
 // then may a notification be counted without a record: it must not be counted ahead of a record
