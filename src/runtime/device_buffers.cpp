@@ -21,7 +21,13 @@ enum device_word {
   finished_word,
   device_word_count
 };
-enum host_word { abort_word, command_consumed, log_consumed, host_word_count };
+enum host_word {
+  abort_word,
+  command_consumed,
+  log_consumed,
+  layout_mismatch_word,
+  host_word_count
+};
 
 }  // namespace
 
@@ -43,6 +49,8 @@ device_buffers::device_buffers(world_shape shape, const ring_wiring& rings,
       window_offers_(static_cast<std::size_t>(shape.device_ranks)),
       // Allocated now: cudaHostAlloc does not return while a kernel fills the GPU.
       delivery_queue_(shape.process_count > 1 ? 1 : 0) {
+  context_.layout_stamp = protocol::context_layout_stamp;
+  context_.layout_mismatch = host_words_.device() + layout_mismatch_word;
   context_.rank_start = shape.rank_start;
   context_.world_size = shape.world_size;
   context_.device_ranks = shape.device_ranks;
@@ -158,6 +166,11 @@ void device_buffers::prepare_run(void* user_data, std::uint32_t first_window_gen
   error_.zero();
   command_entries_.zero();
   log_entries_.zero();
+}
+
+std::uint32_t device_buffers::kernel_layout_stamp() const {
+  return protocol::system_atomic<std::uint32_t>(host_words_.host()[layout_mismatch_word])
+      .load(cuda::memory_order_acquire);
 }
 
 void device_buffers::request_abort() const {

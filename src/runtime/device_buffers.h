@@ -54,6 +54,9 @@ class device_buffers {
 
   const protocol::wait_record* wait_records() const { return wait_records_.host(); }
   const protocol::error_report& error() const { return *error_.host(); }
+  // 0, or the layout stamp of a kernel compiled against other dcuda headers, which it wrote
+  // before it stopped (dcuda_context::layout_mismatch).
+  std::uint32_t kernel_layout_stamp() const;
   std::uint32_t* host_acks() const { return host_acks_.host(); }
   void request_abort() const;
 
@@ -91,7 +94,7 @@ class device_buffers {
   device_array<std::uint64_t*> board_out_;
 
   mapped_array<std::uint32_t> host_acks_;
-  mapped_array<std::uint32_t> host_words_;  // abort flag, 2 consumer positions
+  mapped_array<std::uint32_t> host_words_;  // abort flag, 2 consumer positions, layout mismatch
   mapped_array<protocol::wait_record> wait_records_;
   mapped_array<protocol::error_report> error_;
   mapped_array<protocol::channel_entry> command_entries_;

@@ -1,7 +1,9 @@
-// Host runtime pieces that need no GPU: settings, CPU timers, the watchdog, error messages.
+// Host runtime pieces that need no GPU: settings, CPU timers, the watchdog, error messages, the
+// layout stamp a kernel compares at dcuda_gpu_init.
 #include <chrono>
 #include <string>
 
+#include "dcuda/detail/protocol/device_context.h"
 #include "runtime/cpu_timers.h"
 #include "runtime/error.h"
 #include "runtime/error_text.h"
@@ -358,4 +360,17 @@ DCUDA_TEST(node_barrier_wait_names_the_processes_that_have_not_joined) {
   record.available = 0b11100u;
   DCUDA_CHECK(
       contains(runtime::describe_wait(record, 4), "for process 1, which has not joined it"));
+}
+
+// A kernel built against other headers is told apart by its stamp: every value and its place in
+// the list changes the stamp, and no stamp is 0 (the host's "no mismatch").
+DCUDA_TEST(layout_stamps_differ_for_every_size_and_order) {
+  using protocol::layout_stamp_of;
+  DCUDA_CHECK(protocol::context_layout_stamp != 0u);
+  DCUDA_CHECK(layout_stamp_of({1, 2}) != layout_stamp_of({2, 1}));
+  DCUDA_CHECK(layout_stamp_of({1, 2}) != layout_stamp_of({1, 2, 0}));
+  DCUDA_CHECK(layout_stamp_of({sizeof(dcuda_context)}) !=
+              layout_stamp_of({sizeof(dcuda_context) + 8}));
+  DCUDA_CHECK_EQ(layout_stamp_of({1, 2}), layout_stamp_of({1, 2}));
+  DCUDA_CHECK(layout_stamp_of({}) != 0u);
 }

@@ -3,8 +3,10 @@
 // a child process, because dcuda ends a process whose run failed.
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <unistd.h>
 
@@ -180,6 +182,16 @@ __global__ void state_not_shared_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_finish(gst);
 }
 
+// A kernel built against other dcuda headers: its dcuda_gpu_init compares the library's layout
+// stamp with another one (these headers' stamp, changed) before anything else.
+constexpr std::uint32_t foreign_layout_stamp = dcuda::protocol::context_layout_stamp ^ 0x5a5a5a5au;
+__global__ void foreign_headers_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda::device::check_context_layout(dcuda, foreign_layout_stamp);
+  dcuda_gpu_init(dcuda, gst);
+  dcuda_gpu_finish(gst);
+}
+
 __global__ void deadlock_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
@@ -321,6 +333,26 @@ DCUDA_TEST(dcuda_state_outside_shared_memory_is_reported) {
   DCUDA_CHECK_EQ(child.exit_code, 1);
   DCUDA_CHECK(contains(child.output, "in dcuda_gpu_init: the dcuda_state at 0x"));
   DCUDA_CHECK(contains(child.output, "is not in shared memory"));
+}
+
+DCUDA_CHILD(foreign_headers) {
+  int unused = 0;
+  run_dcuda(foreign_headers_kernel, 64, unused, {"--dcuda-ranks-per-device=4"});
+}
+
+std::string hex(std::uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%x", value);
+  return text;
+}
+
+DCUDA_TEST(a_kernel_built_against_other_headers_is_stopped_and_named) {
+  require_gpu();
+  const auto child = run_child("foreign_headers");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output, "compiled against the headers of another dcuda build"));
+  DCUDA_CHECK(contains(child.output, "(layout " + hex(foreign_layout_stamp) + "; this library's " +
+                                         hex(dcuda::protocol::context_layout_stamp) + ")"));
 }
 
 DCUDA_CHILD(deadlock) {

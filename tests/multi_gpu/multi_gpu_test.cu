@@ -650,6 +650,73 @@ DCUDA_TEST(counted_and_recorded_notifications_to_one_target_keep_issue_order) {
   DCUDA_CHECK_EQ(data.count_errors, 0);
 }
 
+// ---- what a plain put or a count leaves owed to one target outlives a record to another ----
+
+// Every rank sends, each round, to two ranks of the next process: T1, its counterpart, and T2,
+// the next rank of that GPU. First 64 bytes into T1's window, by a plain dcuda_put (odd rounds)
+// or a put_notify on tag 3 (even rounds: counted where T1 has taken every record of this GPU);
+// then a notify to T2 on tag 1 (a fenced record: it pays the sender's fence); then an 8-byte
+// put_notify to T1 on tag 0, carried in its record. T1 waits for tag 0 alone and must find the
+// 64 bytes of this round, not the previous round's still cached by its block: the carried record
+// has to make T1 acquire although the fenced record went to another target. It acknowledges on
+// tag 2, and the next round begins once the sender has the acknowledgement.
+constexpr int owed_rounds = 64;
+constexpr int owed_stride = 128;  // bytes of the receive area per round: [put: 64][carried: 8]
+__global__ void owed_acquire_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  int device_size = 0;
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_size);
+  // Window: [send: 64][receive: one area of owed_stride bytes, reused every round]
+  unsigned char* window = run->memory + here.device_rank * run->per_rank;
+  unsigned char* receive = window + 64;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, static_cast<int>(run->per_rank), &win);
+  const int first_target = here.next_gpu_peer, source = here.previous_gpu_peer;
+  const int second_target =
+      here.next_gpu_peer - here.device_rank + (here.device_rank + 1) % device_size;
+  int wrong = 0, count_errors = 0;
+  for (int round = 0; round < owed_rounds; ++round) {
+    const bool counted = round % 2 == 0;
+    fill(window, 64, here.rank, round);
+    if (counted) {
+      dcuda_put_notify(gst, win, first_target, 64, 64, window, 3);
+    } else {
+      dcuda_put(gst, win, first_target, 64, 64, window);
+    }
+    dcuda_notify(gst, second_target, DCUDA_COMM_WORLD, 1);
+    dcuda_put_notify(gst, win, first_target, 64 + 64, 8, window, 0);
+    dcuda_wait_notifications(gst, 0, 1);
+    // Read this round's bytes right after the carried notification, before any other wait.
+    wrong += wrong_bytes(receive, 64, source, round) + wrong_bytes(receive + 64, 8, source, round);
+    if (counted && dcuda_test_notifications(gst, 3, 1) == 0) {
+      ++count_errors;  // the counted put_notify came before the carried one
+      dcuda_wait_notifications(gst, 3, 1);
+    }
+    dcuda_wait_notifications(gst, 1, 1);
+    dcuda_notify(gst, source, DCUDA_COMM_WORLD, 2);
+    dcuda_wait_notifications(gst, 2, 1);
+  }
+  for (const int tag : {0, 1, 2, 3}) count_errors += dcuda_test_notifications(gst, tag, 1);
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  if (threadIdx.x == 0 && count_errors != 0) atomicAdd(&run->count_errors, count_errors);
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(a_carried_record_after_a_record_to_another_target_still_shows_earlier_puts) {
+  const std::uint64_t per_rank = 64 + owed_stride;
+  process_memory memory(ranks_per_device * per_rank);
+  run_data data{memory.data, per_rank, process_index(), 0, 0, {}};
+  gpu_test::run_dcuda(owed_acquire_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}
+
 // ---- typed puts across GPUs: the peer path, or the network path where it is forced ----
 
 namespace {

@@ -5,6 +5,7 @@
 #include "dcuda/device/handles.cuh"
 #include "dcuda/device/state.cuh"
 #include "dcuda/detail/device/channel_send.cuh"
+#include "dcuda/detail/device/layout_check.cuh"
 #include "dcuda/detail/device/rank_entry.cuh"
 #include "dcuda/detail/device/delivery_agent.cuh"
 #include "dcuda/detail/device/node_barrier.cuh"
@@ -15,9 +16,11 @@
 // (rank), every rank; the first dcuda call of the kernel. Initialises `gst`, which must be in
 // shared memory, and returns after every rank of the run has done so (a barrier of
 // DCUDA_COMM_WORLD), so no rank communicates before its targets are ready. The block beyond the
-// ranks, when there is one, becomes the delivery agent here and never returns.
+// ranks, when there is one, becomes the delivery agent here and never returns. A kernel compiled
+// against the headers of another dcuda build stops here, and dcuda_host_run says so.
 __device__ inline void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& gst) {
   using namespace dcuda;
+  device::check_context_layout(dcuda, protocol::context_layout_stamp);
   // The block after the ranks, when there is one, is the delivery agent.
   if (static_cast<int>(blockIdx.x) >= dcuda->device_ranks) device::serve_as_delivery_agent(dcuda);
   const int world_rank = dcuda->rank_start + static_cast<int>(blockIdx.x);

@@ -4,9 +4,14 @@
 // memory (mapped) for what the host proxy writes or must read while the kernel runs.
 #pragma once
 
+#include <cstddef>
+#include <initializer_list>
+
+#include "dcuda/version.h"
 #include "dcuda/detail/protocol/delivery_queue.h"
 #include "dcuda/detail/protocol/command_channel.h"
 #include "dcuda/detail/protocol/error_report.h"
+#include "dcuda/detail/protocol/node_barrier.h"
 #include "dcuda/detail/protocol/peer_ring.h"
 #include "dcuda/detail/protocol/routes.h"
 #include "dcuda/detail/protocol/type_table.h"
@@ -15,6 +20,13 @@
 #include "dcuda/detail/protocol/world_collective.h"
 
 struct dcuda_context {
+  // These two stay first in every version of dcuda, so that a kernel compiled against other
+  // headers still finds them: the library's protocol::context_layout_stamp, which dcuda_gpu_init
+  // compares with the one it was compiled with; and where, on a mismatch, it writes its own
+  // stamp (host memory, mapped) before it stops the kernel, for dcuda_host_run to report.
+  std::uint32_t layout_stamp;
+  std::uint32_t* layout_mismatch;
+
   // Identity of the ranks on this GPU.
   std::int32_t rank_start;     // world rank of block 0
   std::int32_t world_size;     // ranks in DCUDA_COMM_WORLD
@@ -72,3 +84,47 @@ struct dcuda_context {
   // The process's committed datatypes as this GPU reads them (the typed calls, dcuda_pack).
   const dcuda::protocol::type_entry* types;
 };
+
+namespace dcuda::protocol {
+
+// A stamp of the memory the host library and a kernel's dcuda calls share: the version and the
+// sizes and limits of everything laid out above. A kernel compiled against the headers of another
+// build (an older install, a copy of the headers beside a newer library) would read this memory
+// at the wrong places and hang or corrupt it; dcuda_gpu_init compares stamps and stops instead.
+constexpr std::uint32_t layout_stamp_of(std::initializer_list<std::uint64_t> values) {
+  std::uint32_t hash = 2166136261u;  // FNV-1a over the values' bytes
+  for (const std::uint64_t value : values) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash = (hash ^ static_cast<std::uint32_t>((value >> (8 * byte)) & 0xffu)) * 16777619u;
+    }
+  }
+  return hash == 0u ? 1u : hash;  // 0 means "no mismatch" in layout_mismatch
+}
+
+inline constexpr std::uint32_t context_layout_stamp = layout_stamp_of({
+    DCUDA_VERSION,
+    sizeof(dcuda_context),
+    sizeof(window_entry),
+    sizeof(rank_route),
+    sizeof(wait_record),
+    sizeof(error_report),
+    sizeof(channel_entry),
+    sizeof(delivery_queue),
+    sizeof(type_entry),
+    sizeof(world_collective_result),
+    sizeof(window_offer),
+    static_cast<std::uint64_t>(tag_count),
+    static_cast<std::uint64_t>(max_windows),
+    ring_slots,
+    ring_record_bytes,
+    ring_bytes,
+    static_cast<std::uint64_t>(ring_carry_limit),
+    max_peer_gpus,
+    board_word_bytes,
+});
+
+static_assert(offsetof(dcuda_context, layout_stamp) == 0 &&
+                  offsetof(dcuda_context, layout_mismatch) == 8,
+              "the layout stamp and its answer stay first in every version");
+
+}  // namespace dcuda::protocol
