@@ -26,12 +26,15 @@ struct ping_pong_role {
   int peer;  // world rank of the other pinging rank
 };
 
+// The tag of every notification of the ping-pong.
+inline constexpr int notified_ping_pong_tag = 0;
+
 __device__ inline void run_notified_ping_pong(dcuda_state& gst, const ping_pong_role& role,
                                               operation op, int size, unsigned char* window,
                                               int world_rank, int warmup, int round_trips,
                                               unsigned long long (&repetition_ns)[repetitions],
                                               int* mismatches) {
-  constexpr int tag = 0;
+  constexpr int tag = notified_ping_pong_tag;
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, window, role.pinging ? 2 * size : 0, &win);
   const auto send_one_way = [&] {

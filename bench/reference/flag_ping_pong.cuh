@@ -5,6 +5,12 @@
 // then releases its block with __syncthreads, as dcuda_wait_notifications does. The remaining
 // blocks poll a "done" word the way idle dcuda ranks poll their barrier, so the run with many
 // blocks loads the memory system as the dcuda run with as many ranks does.
+//
+// Where the flags lie moves the result by a third: on one H200 the same two blocks took 0.65 to
+// 0.93 us one way depending on the flag's address, and a dcuda rank's notify 0.77 or 0.97 us
+// depending on where its counters were allocated (bench/probes/local_placement_probe.cu,
+// docs/performance.md). So the reference can also run through given words and buffers: the
+// counters and windows dcuda's ranks used in the same run (flag_placement).
 #pragma once
 
 #include <cuda/atomic>
@@ -21,8 +27,17 @@
 
 namespace dcuda_bench {
 
+// Where the reference's words and buffers lie: its own allocation (all null), or given ones.
+struct flag_placement {
+  unsigned* to_block1 = nullptr;  // the word block 0 stores and block 1 polls
+  unsigned* to_block0 = nullptr;
+  unsigned char* buffers = nullptr;  // as flag_ping_pong_args::buffers, at least 4 * size bytes
+};
+
 struct flag_ping_pong_args {
-  unsigned* flags;         // 3 words, 128 bytes apart: to block 1, to block 0, done
+  unsigned* to_block1;     // the flag block 1 polls
+  unsigned* to_block0;     // the flag block 0 polls
+  unsigned* done;          // the word the idle blocks poll
   unsigned char* buffers;  // block b owns [send: size][receive: size] at b * 2 * size
   int size;                // payload bytes of a message (0: the flag alone)
   int warmup;              // round trips before the first timed repetition
@@ -88,9 +103,9 @@ __device__ inline void receive(unsigned* flag, unsigned message) {
 
 __global__ void flag_ping_pong_kernel(flag_ping_pong_args args) {
   using namespace flag_ping_pong_detail;
-  unsigned* to_block1 = args.flags;
-  unsigned* to_block0 = args.flags + flag_stride;
-  unsigned* done = args.flags + 2 * flag_stride;
+  unsigned* to_block1 = args.to_block1;
+  unsigned* to_block0 = args.to_block0;
+  unsigned* done = args.done;
   const int block = static_cast<int>(blockIdx.x);
   if (block >= 2) {
     if (threadIdx.x == 0) wait_until(done, 1u);
@@ -151,19 +166,32 @@ struct ping_pong_result {
 };
 
 // Runs the reference once: `blocks` resident blocks (launched cooperatively, so an oversized
-// grid is an error instead of a hang), `size` bytes per message.
+// grid is an error instead of a hang), `size` bytes per message, its flags and buffers where
+// `placement` says (its own allocation where it gives none).
 inline ping_pong_result run_flag_ping_pong(int blocks, int threads_per_block, int size, int warmup,
-                                           int iterations) {
-  device_bytes flags(3 * flag_ping_pong_detail::flag_stride * sizeof(unsigned));
-  device_bytes buffers(static_cast<std::size_t>(4) * static_cast<std::size_t>(size));
+                                           int iterations, const flag_placement& placement = {}) {
+  using flag_ping_pong_detail::flag_stride;
+  device_bytes flags(3 * flag_stride * sizeof(unsigned));
+  device_bytes buffers(placement.buffers != nullptr
+                           ? 0
+                           : static_cast<std::size_t>(4) * static_cast<std::size_t>(size));
   device_bytes repetition_ns(repetitions * sizeof(unsigned long long));
   device_bytes mismatches(sizeof(int));
+  unsigned* own_flags = flags.get<unsigned>();
+  unsigned* to_block1 = placement.to_block1 != nullptr ? placement.to_block1 : own_flags;
+  unsigned* to_block0 =
+      placement.to_block0 != nullptr ? placement.to_block0 : own_flags + flag_stride;
+  unsigned char* payloads = placement.buffers != nullptr ? placement.buffers : buffers.get();
   BENCH_CUDA_CHECK(cudaMemset(flags.get(), 0, flags.size()));
-  BENCH_CUDA_CHECK(cudaMemset(buffers.get(), 0, buffers.size()));
+  BENCH_CUDA_CHECK(cudaMemset(to_block1, 0, sizeof(unsigned)));
+  BENCH_CUDA_CHECK(cudaMemset(to_block0, 0, sizeof(unsigned)));
+  BENCH_CUDA_CHECK(cudaMemset(payloads, 0, static_cast<std::size_t>(4) * size));
   BENCH_CUDA_CHECK(cudaMemset(mismatches.get(), 0, mismatches.size()));
 
-  flag_ping_pong_args args{flags.get<unsigned>(),
-                           buffers.get(),
+  flag_ping_pong_args args{to_block1,
+                           to_block0,
+                           own_flags + 2 * flag_stride,
+                           payloads,
                            size,
                            warmup,
                            iterations,

@@ -197,4 +197,14 @@ std::string describe_wait(const protocol::wait_record& record, int device_ranks)
   return text.str();
 }
 
+std::string describe_layout_mismatch(std::uint32_t kernel_stamp, std::uint32_t library_stamp) {
+  std::ostringstream text;
+  text << "dcuda_host_run: the kernel's dcuda calls were compiled against the headers of another "
+          "dcuda build (layout 0x"
+       << std::hex << kernel_stamp << "; this library's 0x" << library_stamp
+       << "): rebuild the kernel with the headers installed beside this library; the run was "
+          "stopped";
+  return text.str();
+}
+
 }  // namespace dcuda::runtime

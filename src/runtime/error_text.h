@@ -1,6 +1,7 @@
 // Turns what the device reports (error_report, wait_record) into sentences for the user.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,10 @@ std::string describe_collective_mismatch(std::int64_t process, std::int64_t call
 
 // "dcuda_wait_notifications(tag 3, count 2): 1 of 2 notifications arrived"
 std::string describe_wait(const protocol::wait_record& record, int device_ranks);
+
+// "dcuda_host_run: the kernel's dcuda calls were compiled against the headers of another dcuda
+// build (layout 0x12ab; this library's 0x34cd): ...": `kernel_stamp` is what the kernel wrote,
+// `library_stamp` this library's protocol::context_layout_stamp.
+std::string describe_layout_mismatch(std::uint32_t kernel_stamp, std::uint32_t library_stamp);
 
 }  // namespace dcuda::runtime

@@ -112,12 +112,6 @@ std::uint32_t next_run_index() {
   return runs.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::string hex_stamp(std::uint32_t stamp) {
-  std::ostringstream text;
-  text << "0x" << std::hex << stamp;
-  return text.str();
-}
-
 }  // namespace
 
 double dcuda_host_context::run(void* user_data, std::size_t size) {
@@ -193,12 +187,7 @@ double dcuda_host_context::finish_run(std::optional<network_proxy>& network, voi
   if (outcome.signal) throw interruption_error(*outcome.signal, rank_info_.process_index);
   if (const std::uint32_t compiled = buffers_.kernel_layout_stamp(); compiled != 0u) {
     throw error(DCUDA_ERROR_DEVICE_CALL,
-                "dcuda_host_run: the kernel's dcuda calls were compiled "
-                "against the headers of another dcuda build (layout " +
-                    hex_stamp(compiled) + "; this library's " +
-                    hex_stamp(protocol::context_layout_stamp) +
-                    "): rebuild the kernel with the headers installed "
-                    "beside this library; the run was stopped");
+                describe_layout_mismatch(compiled, protocol::context_layout_stamp));
   }
   const protocol::error_report& report = buffers_.error();
   if (protocol::system_atomic<std::uint32_t>(const_cast<std::uint32_t&>(report.written))

@@ -362,6 +362,14 @@ DCUDA_TEST(node_barrier_wait_names_the_processes_that_have_not_joined) {
       contains(runtime::describe_wait(record, 4), "for process 1, which has not joined it"));
 }
 
+DCUDA_TEST(layout_mismatch_names_both_stamps_and_what_to_do) {
+  DCUDA_CHECK_EQ(runtime::describe_layout_mismatch(0x12abu, 0xc0ffee01u),
+                 std::string("dcuda_host_run: the kernel's dcuda calls were compiled against the "
+                             "headers of another dcuda build (layout 0x12ab; this library's "
+                             "0xc0ffee01): rebuild the kernel with the headers installed beside "
+                             "this library; the run was stopped"));
+}
+
 // A kernel built against other headers is told apart by its stamp: every value and its place in
 // the list changes the stamp, and no stamp is 0 (the host's "no mismatch").
 DCUDA_TEST(layout_stamps_differ_for_every_size_and_order) {
