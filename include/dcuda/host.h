@@ -16,6 +16,7 @@
 typedef struct dcuda_host_context* dcuda_host_context_handle;
 typedef struct dcuda_context* dcuda_context_handle;
 typedef void (*dcuda_kernel_t)(dcuda_context_handle);
+struct CUstream_st;  // cudaStream_t is a pointer to it (cuda_runtime_api.h)
 
 struct dcuda_rank_info {
   int rank_count;        ///< total number of ranks
@@ -39,6 +40,21 @@ double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data = NULL, size
 std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx);
 
 void dcuda_host_finish(dcuda_host_context_handle ctx);
+
+// Extension (not in the thesis): dcuda_host_run ordered on a CUDA stream. Copies gpu_data in at
+// the call, launches the kernel on `stream` behind the work already queued there, queues the copy
+// of the results back into gpu_data on the same stream, and returns without waiting for any of
+// it; the context's own thread serves the run (the ranks' host calls, logging, the watchdog).
+// Work queued on `stream` later starts after the kernel ended and gpu_data holds its results, so
+// gpu_data must stay valid until then. Every other call on the context first waits until the run
+// has ended; dcuda_host_run_wait does only that. Errors of the run end the process as the other
+// calls' do, from that thread. docs/api.md.
+void dcuda_host_run_async(dcuda_host_context_handle ctx, struct CUstream_st* stream,
+                          void* gpu_data = NULL, size_t gpu_size = 0);
+
+// Extension: waits until the run dcuda_host_run_async started has ended and been served; returns
+// its kernel's execution time in ms, as dcuda_host_run does. An error without such a run.
+double dcuda_host_run_wait(dcuda_host_context_handle ctx);
 
 // Extension (not in the thesis): maps the device allocation that contains `allocation` into the
 // other processes of the node now, before any run, so that windows created in it later need no

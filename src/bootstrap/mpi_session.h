@@ -1,7 +1,9 @@
 // MPI for dcuda's processes: initialised by dcuda unless the application already did it, and
 // finalised only by whoever initialised it. dcuda calls MPI from more than one thread (the main
 // thread for set-up, the host proxy while a kernel runs), never from two at once, so it needs at
-// least MPI_THREAD_SERIALIZED.
+// least MPI_THREAD_SERIALIZED. While a run of dcuda_host_run_async is in flight the program's own
+// thread may call MPI beside dcuda's: that needs MPI_THREAD_MULTIPLE (docs/api.md), which dcuda
+// requests when it initialises MPI.
 #pragma once
 
 #include <mpi.h>

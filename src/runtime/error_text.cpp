@@ -197,6 +197,13 @@ std::string describe_wait(const protocol::wait_record& record, int device_ranks)
   return text.str();
 }
 
+std::string named_by_call(const std::string& text, const std::string& call) {
+  const std::string served = "dcuda_host_run: ";
+  const std::string named = call + ": ";
+  if (text.rfind(served, 0) == 0) return named + text.substr(served.size());
+  return text.rfind(named, 0) == 0 ? text : named + text;
+}
+
 std::string describe_layout_mismatch(std::uint32_t kernel_stamp, std::uint32_t library_stamp) {
   std::ostringstream text;
   text << "dcuda_host_run: the kernel's dcuda calls were compiled against the headers of another "

@@ -28,6 +28,11 @@ std::string describe_collective_mismatch(std::int64_t process, std::int64_t call
 // "dcuda_wait_notifications(tag 3, count 2): 1 of 2 notifications arrived"
 std::string describe_wait(const protocol::wait_record& record, int device_ranks);
 
+// A served run's message named by the call that started the run: the run's messages (the ranks'
+// errors, the watchdog's reports) begin with "dcuda_host_run: ", whichever call started it, and
+// `call` takes its place; a message naming no call gets `call` in front.
+std::string named_by_call(const std::string& text, const std::string& call);
+
 // "dcuda_host_run: the kernel's dcuda calls were compiled against the headers of another dcuda
 // build (layout 0x12ab; this library's 0x34cd): ...": `kernel_stamp` is what the kernel wrote,
 // `library_stamp` this library's protocol::context_layout_stamp.

@@ -254,9 +254,35 @@ double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data, size_t gpu_
   });
 }
 
+void dcuda_host_run_async(dcuda_host_context_handle ctx, struct CUstream_st* stream, void* gpu_data,
+                          size_t gpu_size) {
+  guarded("dcuda_host_run_async", [&] {
+    auto& context = checked("dcuda_host_run_async", ctx);
+    dcuda::runtime::trace("dcuda_host_run_async: copying " + std::to_string(gpu_size) +
+                          " bytes in, launching the kernel on the caller's stream");
+    context.run_async(gpu_data, gpu_size, stream);
+  });
+}
+
+double dcuda_host_run_wait(dcuda_host_context_handle ctx) {
+  return guarded("dcuda_host_run_wait", [&] {
+    auto& context = checked("dcuda_host_run_wait", ctx);
+    const std::optional<double> elapsed_ms = context.wait_for_async_run();
+    if (!elapsed_ms) {
+      throw dcuda::runtime::error(DCUDA_ERROR_INVALID_STATE,
+                                  "dcuda_host_run_wait: no run of this context is in flight "
+                                  "(dcuda_host_run_async starts one)");
+    }
+    dcuda::runtime::trace("dcuda_host_run_wait: the kernel ended after " +
+                          std::to_string(*elapsed_ms) + " ms");
+    return *elapsed_ms;
+  });
+}
+
 void dcuda_host_share_memory(dcuda_host_context_handle ctx, void* allocation) {
   guarded("dcuda_host_share_memory", [&] {
     auto& context = checked("dcuda_host_share_memory", ctx);
+    context.wait_for_run();
     dcuda::runtime::trace(std::string("dcuda_host_share_memory: ") +
                           (allocation != nullptr ? "mapping the allocation into the node's other "
                                                    "processes"
@@ -266,13 +292,18 @@ void dcuda_host_share_memory(dcuda_host_context_handle ctx, void* allocation) {
 }
 
 std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
-  return guarded("dcuda_host_get_timings",
-                 [&] { return checked("dcuda_host_get_timings", ctx).timings(); });
+  return guarded("dcuda_host_get_timings", [&] {
+    auto& context = checked("dcuda_host_get_timings", ctx);
+    context.wait_for_run();
+    return context.timings();
+  });
 }
 
 void dcuda_host_finish(dcuda_host_context_handle ctx) {
   guarded("dcuda_host_finish", [&] {
-    const int process_count = checked("dcuda_host_finish", ctx).rank_info().process_count;
+    auto& context = checked("dcuda_host_finish", ctx);
+    context.wait_for_run();
+    const int process_count = context.rank_info().process_count;
     dcuda::runtime::trace("dcuda_host_finish: releasing the GPU's buffers and the mappings");
     contexts().finish(ctx);
     dcuda::runtime::note_finished_context(process_count);

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -42,6 +44,7 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
     incoming_staging_.emplace(staging_bytes);
     received_layouts_.emplace(received_layout_bytes);
   }
+  returned_data_ = mapped_array<char>(returned_data_bytes);
   if (!settings.allow_shared_gpus && !paths_.shared_gpu_warning.empty()) {
     std::fputs(paths_.shared_gpu_warning.c_str(), stderr);
     std::fflush(stderr);
@@ -114,14 +117,45 @@ std::uint32_t next_run_index() {
 
 }  // namespace
 
-double dcuda_host_context::run(void* user_data, std::size_t size) {
+namespace {
+
+// An asynchronous run's copy back: from the pinned staging into the user's data, by a host
+// function the stream runs after the copy from the GPU.
+struct results_copy {
+  void* user_data = nullptr;
+  const void* staged = nullptr;
+  std::size_t size = 0;
+};
+
+void CUDART_CB copy_results_back(void* job) {
+  const auto* results = static_cast<const results_copy*>(job);
+  std::memcpy(results->user_data, results->staged, results->size);
+}
+
+}  // namespace
+
+struct dcuda_host_context::launched_run {
+  // The network side of the proxy, created by all processes together; it outlives the report of
+  // any failure (its teardown must not come before the message).
+  std::optional<network_proxy> network;
+  cuda_event started;
+  cuda_event finished;
+  // After an asynchronous run's results are back in the user's data (its last stream operation).
+  cuda_event returned;
+  void* device_data = nullptr;
+  results_copy results;  // an asynchronous run's, read by the stream's host function
+};
+
+void dcuda_host_context::launch_run(launched_run& run, const char* call, void* user_data,
+                                    std::size_t size, cudaStream_t stream) {
   if (size > 0 && user_data == nullptr) {
     throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                "dcuda_host_run: gpu_data is NULL but gpu_size is " + std::to_string(size));
+                std::string(call) + ": gpu_data is NULL but gpu_size is " + std::to_string(size));
   }
   check_shared_allocations();
   if (user_data_.size() < size) user_data_ = device_array<char>(size);
   void* device_data = size > 0 ? user_data_.get() : nullptr;
+  run.device_data = device_data;
   if (size > 0) {
     DCUDA_CUDA_CHECK(
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
@@ -129,36 +163,102 @@ double dcuda_host_context::run(void* user_data, std::size_t size) {
   buffers_.prepare_run(device_data, protocol::first_window_generation(next_run_index()),
                        stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  if (buffers_.shape().process_count > 1) {
+    run.network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
+                        *incoming_staging_, *received_layouts_, settings_.network_trace,
+                        settings_.network_chunk_bytes);
+  }
+  dcuda_context* context = buffers_.device_context();
+  void* arguments[] = {&context};
+  cudaEvent_t started = run.started.get();
+  cudaEvent_t finished = run.finished.get();
+  DCUDA_CUDA_CHECK(cudaEventRecord(started, stream));
+  // The ranks, then the delivery agent when the network path is in use.
+  const int blocks = counts_.launch.ranks + (buffers_.uses_network() ? 1 : 0);
+  DCUDA_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_), dim3(blocks),
+                                               dim3(threads_per_rank_), arguments, 0, stream));
+  DCUDA_CUDA_CHECK(cudaEventRecord(finished, stream));
+}
 
-  // Other processes: the network side of the proxy (created by all processes together). Declared
-  // before the try block, so that a failure is reported while it still exists: its teardown
-  // (the engine's, world collectives' stream) must not come before the message.
-  std::optional<network_proxy> network;
+double dcuda_host_context::run(void* user_data, std::size_t size) {
+  wait_for_run();
+  // Outside the try block: a failure is reported while the network proxy still exists (its
+  // teardown, the engine's and the world collectives', must not come before the message).
+  launched_run launched;
   try {
-    if (buffers_.shape().process_count > 1) {
-      network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
-                      *incoming_staging_, *received_layouts_, settings_.network_trace,
-                      settings_.network_chunk_bytes);
+    launch_run(launched, "dcuda_host_run", user_data, size, stream_.get());
+    const double elapsed_ms = serve_run(launched, "dcuda_host_run");
+    if (size > 0) {
+      DCUDA_CUDA_CHECK(cudaMemcpyAsync(user_data, launched.device_data, size,
+                                       cudaMemcpyDeviceToHost, stream_.get()));
+      DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     }
-    return finish_run(network, user_data, device_data, size);
+    return elapsed_ms;
   } catch (const std::exception& failure) {
     report_and_exit("dcuda_host_run", failure);
   }
 }
 
-double dcuda_host_context::finish_run(std::optional<network_proxy>& network, void* user_data,
-                                      void* device_data, std::size_t size) {
-  command_server server(buffers_, network ? &*network : nullptr);
+void dcuda_host_context::run_async(void* user_data, std::size_t size, cudaStream_t stream) {
+  wait_for_run();
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  DCUDA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
+                "dcuda_host_run_async: the stream is being captured into a CUDA graph; a run is "
+                "served by the host while its kernel runs and cannot be replayed from a graph");
+  }
+  if (returned_data_.size() < size) returned_data_ = mapped_array<char>(size);
+  // Owned by the serving thread until the stream has run the run's last operation; created
+  // before the try block so that a failure is reported while its network proxy exists.
+  auto launched = std::make_unique<launched_run>();
+  try {
+    launch_run(*launched, "dcuda_host_run_async", user_data, size, stream);
+    if (size > 0) {
+      DCUDA_CUDA_CHECK(cudaMemcpyAsync(returned_data_.host(), launched->device_data, size,
+                                       cudaMemcpyDeviceToHost, stream));
+      launched->results = {user_data, returned_data_.host(), size};
+      DCUDA_CUDA_CHECK(cudaLaunchHostFunc(stream, copy_results_back, &launched->results));
+    }
+    DCUDA_CUDA_CHECK(cudaEventRecord(launched->returned.get(), stream));
+  } catch (const std::exception& failure) {
+    report_and_exit("dcuda_host_run_async", failure);
+  }
+  unwaited_run_ = true;
+  run_server_ = std::thread([this, run = std::move(launched)] {
+    try {
+      // The CUDA device is per thread: the events and the proxy's copies belong to this GPU.
+      DCUDA_CUDA_CHECK(cudaSetDevice(placement_.device));
+      served_run_ms_ = serve_run(*run, "dcuda_host_run_async");
+      DCUDA_CUDA_CHECK(cudaEventSynchronize(run->returned.get()));
+    } catch (const std::exception& failure) {
+      report_and_exit("dcuda_host_run_async", code_of(failure),
+                      named_by_call(failure.what(), "dcuda_host_run_async"));
+    }
+  });
+}
+
+void dcuda_host_context::wait_for_run() {
+  if (run_server_.joinable()) run_server_.join();
+}
+
+std::optional<double> dcuda_host_context::wait_for_async_run() {
+  wait_for_run();
+  if (!unwaited_run_) return std::nullopt;
+  unwaited_run_ = false;
+  return served_run_ms_;
+}
+
+double dcuda_host_context::serve_run(launched_run& run, const char* call) {
+  command_server server(buffers_, run.network ? &*run.network : nullptr);
   channel_consumer logs(buffers_.log_channel(), {.rank_start = buffers_.shape().rank_start,
                                                  .rank_count = buffers_.shape().device_ranks,
                                                  .world_size = buffers_.shape().world_size});
   std::function<std::string()> other_processes;
-  if (network) other_processes = [&] { return network->waiting_for(); };
+  if (run.network) other_processes = [&] { return run.network->waiting_for(); };
   // With the delivery agent the kernel ends only once every rank has called dcuda_gpu_finish.
   watchdog dog(buffers_.wait_records(), counts_.launch.ranks, rank_info_.rank_start,
                settings_.wait_timeout_s, other_processes, buffers_.uses_network());
-  cuda_event started;
-  cuda_event finished;
   run_outcome outcome;
   {
     const signal_watch signals;  // SIGTERM, SIGINT: the watch loop stops the run
@@ -168,18 +268,7 @@ double dcuda_host_context::finish_run(std::optional<network_proxy>& network, voi
         [this, &server] { server.start_on_device(placement_.device); });
     polling_thread log_printer([&] { return print_log_lines(logs); },
                                std::chrono::microseconds(50));
-
-    dcuda_context* context = buffers_.device_context();
-    void* arguments[] = {&context};
-    DCUDA_CUDA_CHECK(cudaEventRecord(started.get(), stream_.get()));
-    // The ranks, then the delivery agent when the network path is in use.
-    const int blocks = counts_.launch.ranks + (buffers_.uses_network() ? 1 : 0);
-    DCUDA_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_),
-                                                 dim3(blocks), dim3(threads_per_rank_), arguments,
-                                                 0, stream_.get()));
-    DCUDA_CUDA_CHECK(cudaEventRecord(finished.get(), stream_.get()));
-
-    outcome = watch_until_finished(finished.get(), dog, buffers_);
+    outcome = watch_until_finished(run.started.get(), run.finished.get(), dog, buffers_, call);
   }  // threads drain what the device sent, then stop
   const std::string& proxy_failure = server.failure();
 
@@ -216,12 +305,7 @@ double dcuda_host_context::finish_run(std::optional<network_proxy>& network, voi
     throw_cuda_error(outcome.kernel_status, "dcuda kernel (cudaLaunchCooperativeKernel)");
   }
   float elapsed_ms = 0;
-  DCUDA_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, started.get(), finished.get()));
-  if (size > 0) {
-    DCUDA_CUDA_CHECK(
-        cudaMemcpyAsync(user_data, device_data, size, cudaMemcpyDeviceToHost, stream_.get()));
-    DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-  }
+  DCUDA_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, run.started.get(), run.finished.get()));
   timings_ = server.timings();
   return elapsed_ms;
 }

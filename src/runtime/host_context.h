@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "dcuda/host.h"
@@ -29,6 +30,22 @@ struct dcuda_host_context {
   // Runs the kernel once over a copy of user_data; returns its execution time in ms.
   double run(void* user_data, std::size_t size);
 
+  // dcuda_host_run_async: copies user_data in, launches the kernel on `stream` behind the work
+  // queued there, queues the copy of the results back into user_data on the same stream, and
+  // returns; a thread of this context serves the run (command proxy, log printer, watchdog)
+  // until it ends. A run still in flight is waited for first.
+  void run_async(void* user_data, std::size_t size, cudaStream_t stream);
+
+  // Waits until the run run_async started, if any, has ended and been served (its results in
+  // user_data, its timings read). Every call on the context but dcuda_host_get_rank_info waits
+  // for it first.
+  void wait_for_run();
+
+  // dcuda_host_run_wait: waits as wait_for_run does; the kernel time in ms of the last run
+  // run_async started, or nothing when dcuda_host_run_wait has already returned it (or none was
+  // started).
+  std::optional<double> wait_for_async_run();
+
   // dcuda_host_share_memory: collective over all processes; maps the allocation behind
   // `allocation` (null: none) into the processes of the node now (docs/api.md).
   void share_memory(void* allocation);
@@ -43,9 +60,16 @@ struct dcuda_host_context {
     std::uint64_t id;
   };
   void check_shared_allocations() const;
-  // The part of run() after the network proxy exists: launch, watch, results.
-  double finish_run(std::optional<dcuda::runtime::network_proxy>& network, void* user_data,
-                    void* device_data, std::size_t size);
+  // A launched kernel and what serving it needs (host_context.cpp).
+  struct launched_run;
+  // Everything a run does before it is served, on the calling thread: checks, the copy in, the
+  // reset of the buffers, the network side of the proxy (collective), the launch on `stream`.
+  void launch_run(launched_run& run, const char* call, void* user_data, std::size_t size,
+                  cudaStream_t stream);
+  // Serves a launched run until its kernel ends (command proxy, log printer, watchdog), then
+  // turns what went wrong into an error; returns the kernel's time in ms. `call` names the run
+  // in the watchdog's warnings.
+  double serve_run(launched_run& run, const char* call);
 
   dcuda::runtime::settings settings_;
   dcuda_kernel_t kernel_;
@@ -70,4 +94,13 @@ struct dcuda_host_context {
   dcuda::runtime::device_array<char> user_data_;
   std::vector<double> timings_;
   std::vector<shared_allocation> shared_allocations_;
+  // An asynchronous run's results on their way back: pinned, allocated with the context (and
+  // grown only for larger user data), because cudaHostAlloc waits while kernels fill the GPU.
+  static constexpr std::size_t returned_data_bytes = std::size_t{64} << 10;
+  dcuda::runtime::mapped_array<char> returned_data_;
+  // The thread serving the run run_async started (joinable while one is in flight or unjoined),
+  // and that run's kernel time, written by it before it ends.
+  std::thread run_server_;
+  double served_run_ms_ = 0;
+  bool unwaited_run_ = false;  // run_async started a run dcuda_host_run_wait has not returned
 };

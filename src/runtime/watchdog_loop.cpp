@@ -4,24 +4,27 @@
 #include <cstdio>
 #include <thread>
 
+#include "runtime/error_text.h"
 #include "runtime/signal_watch.h"
 
 namespace dcuda::runtime {
 
-run_outcome watch_until_finished(cudaEvent_t finished, watchdog& dog,
-                                 const device_buffers& buffers) {
+run_outcome watch_until_finished(cudaEvent_t started, cudaEvent_t finished, watchdog& dog,
+                                 const device_buffers& buffers, const char* call) {
   run_outcome outcome;
   std::optional<watchdog::clock::time_point> gave_up_at;
+  bool kernel_started = false;
   while ((outcome.kernel_status = cudaEventQuery(finished)) == cudaErrorNotReady) {
     const auto now = watchdog::clock::now();
+    if (!kernel_started) kernel_started = cudaEventQuery(started) == cudaSuccess;
     if (!gave_up_at) outcome.signal = received_signal();
     if (!gave_up_at && outcome.signal) {
       buffers.request_abort();
       gave_up_at = now;
-    } else if (!gave_up_at) {
+    } else if (!gave_up_at && kernel_started) {
       watchdog::verdict verdict = dog.check(now);
       if (verdict.what == watchdog::verdict::warning) {
-        std::fprintf(stderr, "dcuda: warning: %s", verdict.report.c_str());
+        std::fprintf(stderr, "dcuda: warning: %s", named_by_call(verdict.report, call).c_str());
         std::fflush(stderr);
       } else if (verdict.what == watchdog::verdict::standstill) {
         outcome.hang_report = std::move(verdict.report);

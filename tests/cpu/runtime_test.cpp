@@ -362,6 +362,18 @@ DCUDA_TEST(node_barrier_wait_names_the_processes_that_have_not_joined) {
       contains(runtime::describe_wait(record, 4), "for process 1, which has not joined it"));
 }
 
+DCUDA_TEST(a_served_runs_messages_name_the_call_that_started_it) {
+  DCUDA_CHECK_EQ(runtime::named_by_call("dcuda_host_run: rank 1 (thread 0) in dcuda_notify: tag",
+                                        "dcuda_host_run_async"),
+                 std::string("dcuda_host_run_async: rank 1 (thread 0) in dcuda_notify: tag"));
+  DCUDA_CHECK_EQ(runtime::named_by_call("dcuda_host_run: no progress", "dcuda_host_run"),
+                 std::string("dcuda_host_run: no progress"));
+  DCUDA_CHECK_EQ(runtime::named_by_call("dcuda_host_run_async: done", "dcuda_host_run_async"),
+                 std::string("dcuda_host_run_async: done"));
+  DCUDA_CHECK_EQ(runtime::named_by_call("cudaEventRecord failed", "dcuda_host_run_async"),
+                 std::string("dcuda_host_run_async: cudaEventRecord failed"));
+}
+
 DCUDA_TEST(layout_mismatch_names_both_stamps_and_what_to_do) {
   DCUDA_CHECK_EQ(runtime::describe_layout_mismatch(0x12abu, 0xc0ffee01u),
                  std::string("dcuda_host_run: the kernel's dcuda calls were compiled against the "

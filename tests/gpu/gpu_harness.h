@@ -41,13 +41,12 @@ struct run_result {
   std::vector<double> timings;
 };
 
-// dcuda_host_init + run + finish, the way the thesis's listing 3.1 does it. `shared`: when set,
-// dcuda_host_share_memory is called with it (which may be null) before the run; it is
-// collective, so every process of a multi-process test must set it.
-template <typename UserData>
-run_result run_dcuda(dcuda_kernel_t kernel, int threads_per_rank, UserData& data,
-                     std::vector<std::string> arguments = {},
-                     std::optional<void*> shared = std::nullopt) {
+// dcuda_host_init with the test program's name and `arguments`, then dcuda_host_share_memory
+// with `shared` when it is set (which may be null; collective, so every process of a
+// multi-process test must set it). `info` receives the rank info.
+inline dcuda_host_context_handle start_dcuda(dcuda_kernel_t kernel, int threads_per_rank,
+                                             const std::vector<std::string>& arguments,
+                                             std::optional<void*> shared, dcuda_rank_info& info) {
   std::vector<std::string> storage{"gpu_tests"};
   storage.insert(storage.end(), arguments.begin(), arguments.end());
   std::vector<char*> argv;
@@ -56,12 +55,45 @@ run_result run_dcuda(dcuda_kernel_t kernel, int threads_per_rank, UserData& data
   dcuda_host_context_handle context = nullptr;
   dcuda_host_init(static_cast<int>(storage.size()), argv.data(), &context, kernel,
                   threads_per_rank);
-  run_result result{};
-  dcuda_host_get_rank_info(context, &result.info);
+  dcuda_host_get_rank_info(context, &info);
   if (shared) dcuda_host_share_memory(context, *shared);
+  return context;
+}
+
+// dcuda_host_init + run + finish, the way the thesis's listing 3.1 does it (`shared`: see
+// start_dcuda).
+template <typename UserData>
+run_result run_dcuda(dcuda_kernel_t kernel, int threads_per_rank, UserData& data,
+                     std::vector<std::string> arguments = {},
+                     std::optional<void*> shared = std::nullopt) {
+  run_result result{};
+  dcuda_host_context_handle context =
+      start_dcuda(kernel, threads_per_rank, arguments, shared, result.info);
   result.milliseconds = dcuda_host_run(context, &data, sizeof(data));
   result.timings = dcuda_host_get_timings(context);
   dcuda_host_finish(context);
+  return result;
+}
+
+// As run_dcuda, with the run started by dcuda_host_run_async on a non-blocking stream of its own.
+// `after_call` runs right after the call returns, before the stream is synchronised (it may change
+// the host's copy of `data`, which the run's results then overwrite).
+template <typename UserData, typename AfterCall>
+run_result run_dcuda_async(dcuda_kernel_t kernel, int threads_per_rank, UserData& data,
+                           std::vector<std::string> arguments, std::optional<void*> shared,
+                           AfterCall after_call) {
+  run_result result{};
+  dcuda_host_context_handle context =
+      start_dcuda(kernel, threads_per_rank, arguments, shared, result.info);
+  cudaStream_t stream = nullptr;
+  GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  dcuda_host_run_async(context, stream, &data, sizeof(data));
+  after_call();
+  GPU_CHECK(cudaStreamSynchronize(stream));
+  result.milliseconds = dcuda_host_run_wait(context);
+  result.timings = dcuda_host_get_timings(context);
+  dcuda_host_finish(context);
+  GPU_CHECK(cudaStreamDestroy(stream));
   return result;
 }
 

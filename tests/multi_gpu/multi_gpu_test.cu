@@ -257,6 +257,19 @@ DCUDA_TEST(put_notify_of_every_size_crosses_to_the_next_process) {
   DCUDA_CHECK_EQ(data.mismatches, 0);
 }
 
+// The same ring, every process's run started with dcuda_host_run_async on a stream of its own:
+// the processes set the run up together, the contexts' threads serve it (the network path's
+// proxy included), and the results come back in stream order.
+DCUDA_TEST(an_asynchronous_run_on_every_process_delivers_every_size) {
+  process_memory memory(ranks_per_device * 2 * ring_largest);
+  run_data data{memory.data, 2 * ring_largest, process_index(), 0, 0, {}};
+  const auto result =
+      gpu_test::run_dcuda_async(ring_kernel, threads_per_rank, data, small_gpu,
+                                shared_if_asked(memory.data), [&] { data.mismatches = 12345; });
+  DCUDA_CHECK_EQ(data.mismatches, 0);  // the device's count, copied back over the host's
+  DCUDA_CHECK(result.milliseconds > 0);
+}
+
 // ---- all to all ----
 
 constexpr int all_to_all_bytes = 64;
