@@ -8,6 +8,11 @@
 //              (thread 0, then __syncthreads) and answers the same way. One block per GPU, 32
 //              and 512 threads. PE 0 times repetitions of round trips with the GPU's global timer;
 //              one way = round trip / 2, the median of 7 repetitions. Both check the bytes.
+//   on-stream  each PE queues nvshmemx_putmem_signal_on_stream (the signal set to the message
+//              number) and nvshmemx_signal_wait_until_on_stream on a stream, 100 round trips a
+//              repetition queued before PE 0's stream starts (common/stream_ping_pong.h), beside
+//              the same ping-pong from a copy and stream memory operations; the anchor of
+//              host_stream_latency ($DCUDA_NVSHMEM_RESULT); `--on-stream-only` runs it alone.
 //   bandwidth  PE 0 runs 32 blocks of 512 threads; each puts `size`-byte messages
 //              (nvshmemx_putmem_nbi_block) into its own slot of PE 1's memory, then
 //              nvshmem_quiet. Payload GB/s from CUDA events around the kernel, the median of 7.
@@ -24,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -36,10 +42,12 @@
 #include "common/nvshmem_start.h"
 #include "common/payload.cuh"
 #include "common/statistics.h"
+#include "common/stream_ping_pong.h"
 #include "dcuda/detail/device/clock.cuh"
 #include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
 #include "reference/peer_flag_ping_pong.cuh"
 #include "reference/peer_memcpy_bandwidth.cuh"
+#include "reference/stream_memop_ping_pong.h"
 
 namespace {
 
@@ -233,6 +241,67 @@ mpi_result nvshmem_put_bandwidth(const mpi_world& world, const nvshmem_buffers& 
   return {world.from_process0(rate), !world.any(wrong)};
 }
 
+// The on-stream ping-pong (collective): each PE queues nvshmemx_putmem_signal_on_stream (the
+// signal set to the message number) and nvshmemx_signal_wait_until_on_stream on a stream, as
+// host_stream_latency queues dcuda's; beside the same ping-pong from a copy and stream memory
+// operations (reference/stream_memop_ping_pong.h).
+table on_stream_ping_pong(const mpi_world& world, const nvshmem_buffers& buffers,
+                          const std::vector<std::size_t>& sizes) {
+  cudaStream_t stream = nullptr;
+  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    std::vector<unsigned char> payload(largest_message);
+    fill_host_payload(payload.data(), largest_message, world.process());
+    BENCH_CUDA_CHECK(
+        cudaMemcpy(buffers.send(), payload.data(), largest_message, cudaMemcpyHostToDevice));
+  }
+  const auto holds_other_payload = [&](const unsigned char* received, std::size_t size) {
+    std::vector<unsigned char> bytes(size);
+    BENCH_CUDA_CHECK(cudaMemcpy(bytes.data(), received, size, cudaMemcpyDeviceToHost));
+    return host_holds_payload(bytes.data(), size, 1 - world.process());
+  };
+  stream_memop_ping_pong floor(world, largest_message);
+  table results{
+      "NVSHMEM on-stream ping-pong (nvshmemx_putmem_signal_on_stream + "
+      "nvshmemx_signal_wait_until_on_stream), one way, 2 PEs",
+      "us",
+      "stream memop",
+      "the same on-stream ping-pong from cudaMemcpyAsync into the other GPU (CUDA IPC) "
+      "and cuStreamWriteValue32 of a flag there, cuStreamWaitValue32 on the own flag",
+      2,
+      0,
+      0,
+      {}};
+  const int peer = 1 - world.process();
+  bool arrived = true;
+  for (const std::size_t size : sizes) {
+    BENCH_CUDA_CHECK(cudaMemset(buffers.receive(), 0, size));
+    BENCH_CUDA_CHECK(cudaMemset(buffers.signal(), 0, sizeof(std::uint64_t)));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    const double nvshmem_us = stream_ping_pong_us(
+        world, stream,
+        [&](int message) {
+          nvshmemx_putmem_signal_on_stream(buffers.receive(), buffers.send(), size,
+                                           buffers.signal(), static_cast<std::uint64_t>(message),
+                                           NVSHMEM_SIGNAL_SET, peer, stream);
+        },
+        [&](int message) {
+          nvshmemx_signal_wait_until_on_stream(buffers.signal(), NVSHMEM_CMP_GE,
+                                               static_cast<std::uint64_t>(message), stream);
+        });
+    arrived = arrived && holds_other_payload(buffers.receive(), size);
+    const double floor_us =
+        floor.run(stream, buffers.send(), size, [&](const unsigned char* received) {
+          arrived = arrived && holds_other_payload(received, size);
+        });
+    results.rows.push_back({size, nvshmem_us, floor_us});
+  }
+  if (world.any(!arrived)) fail_job(benchmark, "on-stream ping-pong: wrong data received");
+  cudaStreamDestroy(stream);
+  return results;
+}
+
 // Puts per block and kernel: ~256 MiB over all blocks, 10 to 1000 puts.
 int bandwidth_iterations_for(std::size_t size) {
   return static_cast<int>(std::clamp<std::size_t>(
@@ -242,6 +311,9 @@ int bandwidth_iterations_for(std::size_t size) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before the first CUDA call: the on-stream ping-pong's waits hold their stream's hardware
+  // queue, and with CUDA's 8 the queue of NVSHMEM's own streams may be behind one (it hung).
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   mpi_world world(&argc, &argv, benchmark);
   const options command_line = parse_options(
       argc, argv, benchmark,
@@ -261,7 +333,18 @@ int main(int argc, char** argv) {
     out->set_measured_name("NVSHMEM");
   }
   const std::vector<std::size_t> sizes = message_sizes(4);
-  {
+  // --on-stream-only: the on-stream table alone (the anchor of host_stream_latency).
+  const bool on_stream_only =
+      std::find(command_line.dcuda_arguments.begin(), command_line.dcuda_arguments.end(),
+                "--on-stream-only") != command_line.dcuda_arguments.end();
+  if (on_stream_only) {
+    nvshmem_buffers buffers;
+    const table on_stream = on_stream_ping_pong(world, buffers, sizes);
+    if (out) {
+      out->print(on_stream);
+      out->write_json();
+    }
+  } else {
     nvshmem_buffers buffers;
     peer_flag_ping_pong flag_reference(world, largest_message);
     for (const int threads : {32, 512}) {
@@ -294,6 +377,8 @@ int main(int argc, char** argv) {
       }
       if (out) out->print(results);
     }
+    const table on_stream = on_stream_ping_pong(world, buffers, sizes);
+    if (out) out->print(on_stream);
 
     peer_memcpy_reference memcpy_reference(world, GiB);
     table bandwidth{"NVSHMEM put bandwidth (nvshmemx_putmem_nbi_block, then nvshmem_quiet), " +

@@ -47,6 +47,7 @@ class dcuda_session {
   // Where this process stands: its first world rank, its rank count, the process count...
   const dcuda_rank_info& rank_info() const { return info_; }
   int threads_per_rank() const { return threads_per_rank_; }
+  dcuda_host_context_handle context() const { return context_; }
 
   // Runs the kernel once over a copy of `data`, which comes back with the kernel's results.
   template <typename Data>

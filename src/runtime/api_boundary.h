@@ -9,6 +9,10 @@
 
 namespace dcuda::runtime {
 
+// The context behind a handle the program passed to `call`; an error unless dcuda_host_init made
+// it and dcuda_host_finish has not ended it.
+dcuda_host_context& live_context(const char* call, dcuda_host_context_handle ctx);
+
 template <typename Body>
 auto guarded(const char* call, Body&& body) -> decltype(body()) {
   try {

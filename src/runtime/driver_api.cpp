@@ -66,4 +66,15 @@ std::optional<std::uint64_t> allocation_id(const void* pointer) {
   return id;
 }
 
+void wait_on_stream_until_reached(cudaStream_t stream, const std::uint32_t* word,
+                                  std::uint32_t value, bool flush_remote_writes) {
+  using wait_value = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  static const auto wait = driver_function<wait_value>("cuStreamWaitValue32");
+  const unsigned flags =
+      static_cast<unsigned>(CU_STREAM_WAIT_VALUE_GEQ) |
+      (flush_remote_writes ? static_cast<unsigned>(CU_STREAM_WAIT_VALUE_FLUSH) : 0u);
+  check_driver(wait(stream, reinterpret_cast<CUdeviceptr>(word), value, flags),
+               "cuStreamWaitValue32");
+}
+
 }  // namespace dcuda::runtime

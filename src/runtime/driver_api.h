@@ -29,4 +29,12 @@ bool made_by_cuda_malloc(const void* pointer);
 // have different ones); none when no allocation contains it any more.
 std::optional<std::uint64_t> allocation_id(const void* pointer);
 
+// Holds `stream` until the 32-bit word at `word` (device memory) has reached `value`, counting in
+// 32-bit wraparound: (int32_t)(*word - value) >= 0. `flush_remote_writes`: the work after the
+// wait also sees the writes of other devices that reached this GPU before the word did
+// (CU_STREAM_WAIT_VALUE_FLUSH; only where cudaDevAttrCanFlushRemoteWrites says so).
+// cuStreamWaitValue32.
+void wait_on_stream_until_reached(cudaStream_t stream, const std::uint32_t* word,
+                                  std::uint32_t value, bool flush_remote_writes);
+
 }  // namespace dcuda::runtime

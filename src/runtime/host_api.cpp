@@ -133,6 +133,14 @@ dcuda_host_context& checked(const char* call, dcuda_host_context_handle ctx) {
       std::string(call) + ": the context handle is not one dcuda_host_init made");
 }
 
+}  // namespace
+
+dcuda_host_context& dcuda::runtime::live_context(const char* call, dcuda_host_context_handle ctx) {
+  return checked(call, ctx);
+}
+
+namespace {
+
 // What dcuda_host_init says about the set-up at DCUDA_DEBUG=INFO.
 std::string describe_setup(const dcuda_rank_info& info) {
   int device = -1;
@@ -188,6 +196,11 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
                      int threads_per_rank) {
   using dcuda::runtime::error;
   guarded("dcuda_host_init", [&] {
+    // Before the first CUDA call that creates the GPU's context, which reads it: 32 hardware
+    // queues instead of 8, so that a stream held by a stream-ordered wait
+    // (dcuda_wait_notifications_on_stream) rarely shares its queue with the stream of the
+    // operation it waits for. A value the program or its environment set is kept.
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     if (ctx == nullptr) throw error(DCUDA_ERROR_INVALID_ARGUMENT, "dcuda_host_init: ctx is NULL");
     if (kernel == nullptr) {
       throw error(DCUDA_ERROR_INVALID_ARGUMENT, "dcuda_host_init: kernel is NULL");

@@ -92,6 +92,24 @@ void dcuda_host_context::share_memory(void* allocation) {
   if (placement_.layout().process_count > 1) shared_memory_.share(paths_, allocation);
 }
 
+stream_operations& dcuda_host_context::collective_stream_operations() {
+  wait_for_run();
+  if (!stream_operations_) {
+    stream_operations_.emplace(paths_, counts_.ranks, placement_.device, settings_.wait_timeout_s);
+  }
+  return *stream_operations_;
+}
+
+stream_operations& dcuda_host_context::started_stream_operations(const char* call) {
+  wait_for_run();
+  if (!stream_operations_) {
+    throw error(DCUDA_ERROR_INVALID_STATE,
+                std::string(call) +
+                    ": no host window exists yet (dcuda_host_win_create, collective, comes first)");
+  }
+  return *stream_operations_;
+}
+
 void dcuda_host_context::check_shared_allocations() const {
   for (const shared_allocation& shared : shared_allocations_) {
     if (allocation_id(shared.base) == shared.id) continue;
@@ -114,10 +132,6 @@ std::uint32_t next_run_index() {
   static std::atomic<std::uint32_t> runs{0};
   return runs.fetch_add(1, std::memory_order_relaxed);
 }
-
-}  // namespace
-
-namespace {
 
 // An asynchronous run's copy back: from the pinned staging into the user's data, by a host
 // function the stream runs after the copy from the GPU.

@@ -18,6 +18,7 @@
 #include "runtime/process_paths.h"
 #include "runtime/settings.h"
 #include "runtime/shared_memory_mappings.h"
+#include "runtime/stream_operations.h"
 
 struct dcuda_host_context {
  public:
@@ -49,6 +50,13 @@ struct dcuda_host_context {
   // dcuda_host_share_memory: collective over all processes; maps the allocation behind
   // `allocation` (null: none) into the processes of the node now (docs/api.md).
   void share_memory(void* allocation);
+
+  // The host windows and stream-ordered operations (include/dcuda/host_stream.h), after the run
+  // in flight, if any. collective_stream_operations sets them up at the first collective call
+  // (dcuda_host_win_create, dcuda_barrier_on_stream: every process makes it); the others need a
+  // host window to exist, so an error names `call` before the first one.
+  dcuda::runtime::stream_operations& collective_stream_operations();
+  dcuda::runtime::stream_operations& started_stream_operations(const char* call);
 
  private:
   // An allocation shared by dcuda_host_share_memory. The other processes keep it mapped until
@@ -103,4 +111,6 @@ struct dcuda_host_context {
   std::thread run_server_;
   double served_run_ms_ = 0;
   bool unwaited_run_ = false;  // run_async started a run dcuda_host_run_wait has not returned
+  // Last: it waits for the GPU's queued work before anything else goes.
+  std::optional<dcuda::runtime::stream_operations> stream_operations_;
 };

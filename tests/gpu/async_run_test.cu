@@ -10,6 +10,7 @@
 #include "dcuda/device.cuh"
 #include "dcuda/host.h"
 #include "gpu_harness.h"
+#include "stream_gate.cuh"
 #include "test_main.h"
 
 namespace {
@@ -46,37 +47,8 @@ __global__ void async_kernel(dcuda_context_handle ctx) {
 
 // Holds the stream until the host opens the gate, then writes 41 where the dcuda kernel reads.
 __global__ void gate_kernel(const volatile int* gate, int* written_before) {
-  unsigned long long began = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(began));
-  for (;;) {
-    if (*gate != 0) break;
-    unsigned long long now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (now - began > 20'000'000'000ull) break;  // the host never opened it: the test fails
-  }
-  *written_before = *gate != 0 ? 41 : -1;
+  *written_before = wait_at_gate(gate) ? 41 : -1;
 }
-
-struct mapped_gate {
-  int* host = nullptr;
-  int* device = nullptr;
-  mapped_gate() {
-    GPU_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(int), cudaHostAllocMapped));
-    GPU_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0));
-    *host = 0;
-  }
-  ~mapped_gate() { cudaFreeHost(host); }
-  mapped_gate(const mapped_gate&) = delete;
-  mapped_gate& operator=(const mapped_gate&) = delete;
-};
-
-struct stream_holder {
-  cudaStream_t stream = nullptr;
-  stream_holder() { GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  ~stream_holder() { cudaStreamDestroy(stream); }
-  stream_holder(const stream_holder&) = delete;
-  stream_holder& operator=(const stream_holder&) = delete;
-};
 
 // A context of `ranks` ranks of 128 threads.
 dcuda_host_context_handle start_context(dcuda_kernel_t kernel, int ranks, dcuda_rank_info& info) {
@@ -111,7 +83,7 @@ DCUDA_TEST(async_run_waits_for_the_streams_work_and_returns_before_it) {
   // The struct was copied in at the call: pointing it elsewhere now changes nothing.
   data.written_before = decoy;
 
-  *reinterpret_cast<volatile int*>(gate.host) = 1;
+  gate.open();
   GPU_CHECK(cudaStreamSynchronize(held.stream));
   // The stream reached the end of the run: the results are in the user's data, and rank 0 read
   // what the gate kernel wrote before it.

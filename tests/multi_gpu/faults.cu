@@ -14,6 +14,10 @@
 //   window_past_allocation a 1 GiB window of DCUDA_COMM_WORLD in a 4096-byte cudaMalloc
 //                         allocation (peer path: the exporting host refuses it; network path:
 //                         the host whose delivery agent would write into it)
+// and, without a kernel, for the stream-ordered operations of dcuda/host_stream.h:
+//   stream_put_through_network  process 0 puts on its stream to the last rank, which the network
+//                         path reaches (DCUDA_FORCE_NETWORK=1): refused, not yet carried there
+//   mismatched_host_collective  process 0 frees a host window while the others create one
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -24,6 +28,7 @@
 
 #include "dcuda/device.cuh"
 #include "dcuda/host.h"
+#include "dcuda/host_stream.h"
 
 namespace {
 
@@ -119,6 +124,27 @@ __global__ void fault_kernel(dcuda_context_handle dcuda) {
   dcuda_gpu_finish(gst);
 }
 
+// The host-stream scenarios; true when `name` is one of them.
+bool run_stream_scenario(const std::string& name, dcuda_host_context_handle context, int process) {
+  if (name != "stream_put_through_network" && name != "mismatched_host_collective") return false;
+  dcuda_rank_info info{};
+  dcuda_host_get_rank_info(context, &info);
+  void* memory = nullptr;
+  cudaMalloc(&memory, 4096);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, memory, 4096, &win);
+  if (name == "stream_put_through_network") {
+    if (process == 0) dcuda_put_on_stream(context, win, info.rank_count - 1, 0, 8, memory, nullptr);
+  } else if (process == 0) {
+    dcuda_host_win_free(context, win);
+  } else {
+    dcuda_host_win_create(context, memory, 64, &win);
+  }
+  // Process 0 has ended with the error by now; the others wait for the launcher to end them.
+  MPI_Barrier(MPI_COMM_WORLD);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +176,11 @@ int main(int argc, char** argv) {
   char cap[] = "--dcuda-ranks-per-device=2";
   char* dcuda_argv[] = {argv[0], cap, nullptr};
   dcuda_host_init(2, dcuda_argv, &context, fault_kernel, 128);
+  if (run_stream_scenario(name, context, process)) {
+    std::printf("multi_gpu_faults: %s: no error was reported\n", name.c_str());
+    MPI_Finalize();
+    return 0;
+  }
   cudaMalloc(&data.memory, 4096);
   cudaMemset(data.memory, 0, 4096);
   dcuda_host_run(context, &data, sizeof data);

@@ -17,6 +17,9 @@
 #include "mpi_test_main.h"
 
 int main(int argc, char** argv) {
+  // As dcuda_host_init does, but before this program's first CUDA call (CUDA reads it then): the
+  // stream-ordered waits' cases need more hardware queues than CUDA's 8 (docs/settings.md).
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm node = MPI_COMM_NULL;

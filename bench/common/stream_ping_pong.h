@@ -1,0 +1,60 @@
+// The on-stream ping-pong of host_stream_latency and nvshmem_latency: the host queues every
+// message of a repetition on a stream of each of the 2 processes, and the streams play the
+// ping-pong by themselves, as a program that drives communication from the host does. The GPUs
+// take longer per message than the host takes to queue one (several us against one or two), so
+// the streams, not the host, set the pace. The time is process 0's, from CUDA events around its
+// round trips; both processes start queueing a repetition together (MPI_Barrier).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "common/cuda_check.h"
+#include "common/mpi_world.h"
+#include "common/statistics.h"
+
+namespace dcuda_bench {
+
+inline constexpr int stream_round_trips = 100;  // a repetition
+
+// One way in microseconds on process 0 (the median of `repetitions`), collective. `send(k)` and
+// `wait(k)` queue the k-th message of this process (k counts from 1 over the whole call, so that
+// signals set to k grow) on `stream`.
+template <typename Send, typename Wait>
+double stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& send, Wait&& wait) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  BENCH_CUDA_CHECK(cudaEventCreate(&start));
+  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<unsigned long long> nanoseconds;
+  int message = 0;
+  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
+    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+    if (world.process() == 0) BENCH_CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int round = 0; round < stream_round_trips; ++round) {
+      ++message;
+      if (world.process() == 0) {
+        send(message);
+        wait(message);
+      } else {
+        wait(message);
+        send(message);
+      }
+    }
+    if (world.process() == 0) BENCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (world.process() == 0 && repetition > 0) {
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+      nanoseconds.push_back(static_cast<unsigned long long>(milliseconds * 1e6));
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  const double one_way =
+      world.process() == 0 ? median_one_way_us(nanoseconds, stream_round_trips) : 0.0;
+  return world.from_process0(one_way);
+}
+
+}  // namespace dcuda_bench

@@ -1,0 +1,157 @@
+// host_stream_latency: host-initiated, stream-ordered notified access between the GPUs of 2
+// processes of one node (dcuda/host_stream.h): `mpirun -np 2 host_stream_latency`.
+//
+// Each process queues a ping-pong on a stream of its own (common/stream_ping_pong.h): process 0
+// sends `size` bytes (4 B .. 4 MiB) with dcuda_put_notify_on_stream into process 1's host window
+// and waits with dcuda_wait_notifications_on_stream; process 1 mirrors it. The host queues a whole
+// repetition of 100 round trips before process 0's stream starts, so the figure is the GPUs' and
+// the operations' time, not the host's speed of issuing. One way = round trip / 2, the median of
+// 7 repetitions, from CUDA events on process 0's stream. Both check the bytes they received.
+//
+// Reference, same program run: reference/stream_memop_ping_pong.h, the same ping-pong built from
+// a copy and a stream memory operation that writes a flag (one writer per flag: no counting).
+// If $DCUDA_NVSHMEM_RESULT names the JSON file of nvshmem_latency (run before, in the same device
+// session), its on-stream figures (nvshmemx_putmem_signal_on_stream) are printed beside dcuda's
+// as one more table, with the target: 4 B at most NVSHMEM's.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/anchor_figures.h"
+#include "common/bench_report.h"
+#include "common/cuda_check.h"
+#include "common/dcuda_session.h"
+#include "common/message_sizes.h"
+#include "common/mpi_world.h"
+#include "common/stream_ping_pong.h"
+#include "dcuda/device.cuh"
+#include "dcuda/host_stream.h"
+#include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
+#include "reference/stream_memop_ping_pong.h"
+
+namespace {
+
+using namespace dcuda_bench;
+
+constexpr const char* benchmark = "host_stream_latency";
+constexpr int tag = 1;
+
+// The kernel of the context; host-initiated operations need no run of it.
+__global__ void idle_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  dcuda_gpu_finish(gst);
+}
+
+// Whether `received` (device memory) holds the other process's payload of `size` bytes.
+bool holds_other_payload(const mpi_world& world, const unsigned char* received, std::size_t size) {
+  std::vector<unsigned char> bytes(size);
+  BENCH_CUDA_CHECK(cudaMemcpy(bytes.data(), received, size, cudaMemcpyDeviceToHost));
+  return host_holds_payload(bytes.data(), size, 1 - world.process());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mpi_world world(&argc, &argv, benchmark);
+  const options command_line = parse_options(
+      argc, argv, benchmark,
+      "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
+      "dcuda_wait_notifications_on_stream) between the GPUs of 2 processes; mpirun -np 2");
+  if (skip_without_two_gpus(world, /*one_node=*/true)) return 0;
+
+  dcuda_session session(command_line, idle_kernel, 32, {"--dcuda-ranks-per-device=1"});
+  require_distinct_gpus(world);
+  const int me = session.rank_info().rank_start;
+  const int other = 1 - me;  // one rank per process: world rank = process index
+  std::optional<report> out;
+  if (world.prints()) out.emplace(benchmark, command_line, current_device());
+
+  device_bytes window(largest_message);
+  device_bytes source(largest_message);
+  {
+    std::vector<unsigned char> payload(largest_message);
+    fill_host_payload(payload.data(), largest_message, world.process());
+    BENCH_CUDA_CHECK(
+        cudaMemcpy(source.get(), payload.data(), largest_message, cudaMemcpyHostToDevice));
+  }
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(session.context(), window.get(), largest_message, &win);
+  cudaStream_t stream = nullptr;
+  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  stream_memop_ping_pong floor(world, largest_message);
+
+  const std::vector<std::size_t> sizes = message_sizes(4);
+  table results{
+      "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
+      "dcuda_wait_notifications_on_stream), one way, peer path, 2 processes",
+      "us",
+      "stream memop",
+      "the same on-stream ping-pong from cudaMemcpyAsync into the other GPU (CUDA IPC) "
+      "and cuStreamWriteValue32 of a flag there, cuStreamWaitValue32 on the own flag",
+      2,
+      32,
+      0,
+      {}};
+  bool bytes_arrived = true;
+  for (const std::size_t size : sizes) {
+    BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, size));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+    const double dcuda_us = stream_ping_pong_us(
+        world, stream,
+        [&](int) {
+          dcuda_put_notify_on_stream(session.context(), win, other, 0, size, source.get(), tag,
+                                     stream);
+        },
+        [&](int) { dcuda_wait_notifications_on_stream(session.context(), me, tag, 1, stream); });
+    bytes_arrived = bytes_arrived && holds_other_payload(world, window.get<unsigned char>(), size);
+    const double floor_us =
+        floor.run(stream, source.get<unsigned char>(), size, [&](const unsigned char* received) {
+          bytes_arrived = bytes_arrived && holds_other_payload(world, received, size);
+        });
+    results.rows.push_back({size, dcuda_us, floor_us});
+  }
+  if (world.any(!bytes_arrived)) fail_job(benchmark, "a ping-pong's bytes did not arrive intact");
+  if (out) out->print(results);
+
+  const char* nvshmem_file = std::getenv("DCUDA_NVSHMEM_RESULT");
+  if (out && nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
+    const std::map<std::size_t, double> nvshmem =
+        anchor_figures(nvshmem_file, {"NVSHMEM", "on-stream"});
+    table against{results.title,
+                  "us",
+                  "NVSHMEM on-stream",
+                  "nvshmemx_putmem_signal_on_stream + nvshmemx_signal_wait_until_on_stream, the "
+                  "same queued ping-pong, from nvshmem_latency (" +
+                      std::filesystem::path(nvshmem_file).filename().string() + ")",
+                  2,
+                  32,
+                  0,
+                  {}};
+    for (const row& r : results.rows) {
+      const auto found = nvshmem.find(r.size_bytes);
+      if (found != nvshmem.end()) against.rows.push_back({r.size_bytes, r.dcuda, found->second});
+    }
+    if (against.rows.empty()) {
+      std::printf("# %s holds no NVSHMEM on-stream figures; no NVSHMEM table\n\n", nvshmem_file);
+    } else {
+      out->print(against);
+      const auto four = nvshmem.find(4);
+      if (four != nvshmem.end()) {
+        out->check(
+            {"4 B host-initiated notified access on a stream, peer path, one way, against "
+             "NVSHMEM on-stream (ratio)",
+             "ratio", results.rows.front().dcuda / four->second, 1.0, true});
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+  dcuda_host_win_free(session.context(), win);
+  if (out) out->write_json();
+  return 0;
+}

@@ -1,0 +1,332 @@
+#include "runtime/stream_operations.h"
+
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "bootstrap/mpi_session.h"
+#include "dcuda/detail/device/memory_order.cuh"
+#include "dcuda/detail/protocol/limits.h"
+#include "dcuda/detail/protocol/notification_counters.h"
+#include "runtime/driver_api.h"
+#include "runtime/error.h"
+
+namespace dcuda::runtime {
+namespace {
+
+constexpr std::uint32_t tags = protocol::tag_count;
+constexpr unsigned put_threads = 512;
+
+// The kernels start only after the work queued before them on their stream has completed (a
+// put's copy: its bytes are in the target GPU's memory). The release fence, before the count,
+// also orders whatever this GPU wrote before the kernel (a kernel of the same stream); a stream
+// that waits for the count then runs after it, and its work reads memory as of the count.
+__global__ void count_notification(std::uint32_t* counter) {
+  device::fence_release_sys();
+  device::red_relaxed_sys_increment_u32(counter);
+}
+
+// A small put_notify in one kernel: the block copies the payload with stores (over NVLink for a
+// peer), then counts. One launch instead of a copy by the copy engines followed by the counting
+// kernel; the block barrier orders every thread's stores before thread 0's release fence, which
+// is cumulative, so a waiter that sees the count sees the bytes.
+__global__ void __launch_bounds__(put_threads)
+    put_and_count(char* destination, const char* source, std::uint64_t size,
+                  std::uint32_t* counter) {
+  const bool wide = ((reinterpret_cast<std::uintptr_t>(destination) |
+                      reinterpret_cast<std::uintptr_t>(source) | size) %
+                     sizeof(uint4)) == 0;
+  if (wide) {
+    for (std::uint64_t i = threadIdx.x; i < size / sizeof(uint4); i += blockDim.x) {
+      reinterpret_cast<uint4*>(destination)[i] = reinterpret_cast<const uint4*>(source)[i];
+    }
+  } else {
+    for (std::uint64_t i = threadIdx.x; i < size; i += blockDim.x) destination[i] = source[i];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    device::fence_release_sys();
+    device::red_relaxed_sys_increment_u32(counter);
+  }
+}
+
+// One thread per process: the arrival of this process at a barrier, counted at every process.
+__global__ void count_barrier_arrival(std::uint32_t* const* words) {
+  device::fence_release_sys();
+  device::red_relaxed_sys_increment_u32(words[threadIdx.x]);
+}
+
+[[noreturn]] void refuse(dcuda_error_code code, const char* call, const std::string& text) {
+  throw error(code, std::string(call) + ": " + text);
+}
+
+// Which collective call a process makes, so that a mismatch is named instead of mixed up.
+enum collective_call : int { create_call = 1, free_call = 2 };
+
+const char* collective_name(int call_id) {
+  return call_id == create_call ? "dcuda_host_win_create"
+         : call_id == free_call ? "dcuda_host_win_free"
+                                : "another call";
+}
+
+}  // namespace
+
+wait_thresholds::wait_thresholds(int ranks)
+    : consumed_(static_cast<std::size_t>(ranks) * tags, 0u) {}
+
+std::uint32_t wait_thresholds::consume(int local_rank, int tag, int count) {
+  std::uint32_t& consumed = consumed_[protocol::counter_index(
+      static_cast<std::uint32_t>(local_rank), static_cast<std::uint32_t>(tag))];
+  consumed += static_cast<std::uint32_t>(count);  // wraps as the counter does
+  return consumed;
+}
+
+stream_operations::stream_operations(const process_paths& paths,
+                                     const bootstrap::rank_layout& ranks, int device,
+                                     double wait_timeout_s)
+    : paths_(paths),
+      ranks_(ranks),
+      device_(device),
+      flush_remote_writes_(false),
+      counters_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags + 1),
+      process_counters_(static_cast<std::size_t>(paths.process_count()), nullptr),
+      thresholds_(ranks.ranks_of(paths.process_index)),
+      watch_(wait_timeout_s, device) {
+  // Loaded now: under CUDA's lazy loading (the default) a kernel is loaded at its first launch,
+  // and a load waits for the GPU's running work, which may be a stream held by a wait for this
+  // very kernel's count: the launch, and the process, would hang.
+  cudaFuncAttributes attributes{};
+  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, count_notification));
+  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, put_and_count));
+  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, count_barrier_arrival));
+  int flush = 0;
+  DCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&flush, cudaDevAttrCanFlushRemoteWrites, device));
+  flush_remote_writes_ = flush != 0;
+  // Zeroed before any process can count here: the exchange below is after it on every process.
+  DCUDA_CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.size() * sizeof(std::uint32_t)));
+  process_counters_[static_cast<std::size_t>(paths.process_index)] = counters_.get();
+  if (paths.process_count() > 1) {
+    const std::vector<mapped_export> mapped = exchange_exports(paths, counters_.get(), mappings_);
+    for (std::size_t p = 0; p < mapped.size(); ++p) {
+      if (mapped[p].mapped_base == nullptr) continue;
+      process_counters_[p] =
+          reinterpret_cast<std::uint32_t*>(mapped[p].mapped_base + mapped[p].offset);
+    }
+  }
+  std::vector<std::uint32_t*> words;
+  for (int p = 0; p < paths.process_count(); ++p) {
+    std::uint32_t* counters = process_counters_[static_cast<std::size_t>(p)];
+    if (counters != nullptr) words.push_back(counters + ranks.ranks_of(p) * tags);
+  }
+  barrier_words_ = device_array<std::uint32_t*>(words.size());
+  DCUDA_CUDA_CHECK(cudaMemcpy(barrier_words_.get(), words.data(),
+                              words.size() * sizeof(std::uint32_t*), cudaMemcpyHostToDevice));
+}
+
+stream_operations::~stream_operations() {
+  // The peers may still count here and this GPU's streams may still wait: the counters stay until
+  // the work queued on the GPU is done; the watchdog names a wait that never ends meanwhile.
+  cudaDeviceSynchronize();
+}
+
+std::vector<std::int64_t> stream_operations::agree(const char* call, int call_id,
+                                                   std::int64_t value, bool same) const {
+  struct card {
+    std::int64_t call_id;
+    std::int64_t value;
+  };
+  const card mine{call_id, value};
+  std::vector<card> cards(static_cast<std::size_t>(paths_.process_count()), mine);
+  if (paths_.process_count() > 1) {
+    DCUDA_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, cards.data(), sizeof mine, MPI_BYTE,
+                                  paths_.world));
+  }
+  std::vector<std::int64_t> values;
+  for (std::size_t p = 0; p < cards.size(); ++p) {
+    if (cards[p].call_id != call_id) {
+      refuse(DCUDA_ERROR_PEER, call,
+             "process " + std::to_string(p) + " called " +
+                 collective_name(static_cast<int>(cards[p].call_id)) +
+                 " at the same point: the processes' collective calls differ");
+    }
+    if (same && cards[p].value != value) {
+      refuse(DCUDA_ERROR_PEER, call,
+             "process " + std::to_string(p) + " passed window " + std::to_string(cards[p].value) +
+                 ", this process window " + std::to_string(value));
+    }
+    values.push_back(cards[p].value);
+  }
+  return values;
+}
+
+int stream_operations::create_window(const char* call, void* base, std::size_t size) {
+  if (size > 0) {
+    if (base == nullptr) refuse(DCUDA_ERROR_INVALID_ARGUMENT, call, "base is NULL, size > 0");
+    const std::optional<allocation_range> range = find_allocation(base);
+    const auto* begin = static_cast<const char*>(base);
+    const auto* allocation = static_cast<const char*>(range ? range->base : nullptr);
+    if (!range || static_cast<std::size_t>(begin - allocation) > range->size ||
+        size > range->size - static_cast<std::size_t>(begin - allocation)) {
+      refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+             "[" + std::to_string(reinterpret_cast<std::uintptr_t>(base)) + ", + " +
+                 std::to_string(size) +
+                 ") is not inside one device allocation of this process (cudaMalloc)");
+    }
+    if (paths_.any_peer() && !made_by_cuda_malloc(base)) {
+      refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+             "the memory at base is not from cudaMalloc: the processes of the node map host "
+             "windows with CUDA IPC, which needs cudaMalloc memory");
+    }
+  }
+  const std::vector<std::int64_t> sizes =
+      agree(call, create_call, static_cast<std::int64_t>(size), false);
+  host_window window;
+  window.sizes.assign(sizes.begin(), sizes.end());
+  window.bases.assign(sizes.size(), nullptr);
+  window.bases[static_cast<std::size_t>(paths_.process_index)] =
+      size > 0 ? static_cast<char*>(base) : nullptr;
+  if (paths_.process_count() > 1) {
+    const std::vector<mapped_export> mapped =
+        exchange_exports(paths_, size > 0 ? base : nullptr, mappings_);
+    for (std::size_t p = 0; p < mapped.size(); ++p) {
+      if (mapped[p].mapped_base != nullptr) {
+        window.bases[p] = mapped[p].mapped_base + mapped[p].offset;
+      }
+    }
+  }
+  return windows_.add(call, std::move(window));
+}
+
+void stream_operations::free_window(const char* call, int handle) {
+  windows_.find(call, handle);
+  agree(call, free_call, handle, true);
+  // Every put into the window queued on this GPU has landed, and after the barrier every other
+  // process's too: no copy of a stream-ordered put can reach the memory after this returns.
+  DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
+  if (paths_.process_count() > 1) DCUDA_MPI_CHECK(MPI_Barrier(paths_.world));
+  windows_.remove(call, handle);
+}
+
+bool stream_operations::readable_by_this_gpu(const void* source) const {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, source) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return (attributes.type == cudaMemoryTypeDevice && attributes.device == device_) ||
+         (attributes.type == cudaMemoryTypeHost && attributes.devicePointer == source);
+}
+
+int stream_operations::target_process(const char* call, int rank) const {
+  check_target_rank(call, rank, ranks_.world_size());
+  return ranks_.process_of(rank);
+}
+
+std::uint32_t* stream_operations::counter_of(int rank, int tag) const {
+  const int process = ranks_.process_of(rank);
+  const auto local = static_cast<std::uint32_t>(rank - ranks_.rank_start(process));
+  return process_counters_[static_cast<std::size_t>(process)] +
+         protocol::counter_index(local, static_cast<std::uint32_t>(tag));
+}
+
+void stream_operations::check_stream(const char* call, cudaStream_t stream) const {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  DCUDA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    refuse(DCUDA_ERROR_INVALID_STATE, call,
+           "the stream is being captured into a CUDA graph; stream-ordered operations count "
+           "notifications when they are called, so a graph could not replay them");
+  }
+}
+
+void stream_operations::put(const char* call, int handle, int rank, std::size_t offset,
+                            std::size_t size, const void* source, std::optional<int> tag,
+                            cudaStream_t stream) {
+  const host_window& window = windows_.find(call, handle);
+  const int process = target_process(call, rank);
+  check_window_target(call, handle, window, rank, process,
+                      process_counters_[static_cast<std::size_t>(process)] != nullptr, offset,
+                      size);
+  if (tag) check_stream_tag(call, rank, *tag);
+  if (size > 0 && source == nullptr) {
+    refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+           "source is NULL for " + std::to_string(size) + " bytes to rank " + std::to_string(rank));
+  }
+  check_stream(call, stream);
+  char* destination = window.bases[static_cast<std::size_t>(process)] + offset;
+  if (tag && size > 0 && size <= kernel_put_limit && readable_by_this_gpu(source)) {
+    put_and_count<<<1, put_threads, 0, stream>>>(destination, static_cast<const char*>(source),
+                                                 size, counter_of(rank, *tag));
+    DCUDA_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  if (size > 0) {
+    DCUDA_CUDA_CHECK(cudaMemcpyAsync(destination, source, size, cudaMemcpyDefault, stream));
+  }
+  if (tag) {
+    count_notification<<<1, 1, 0, stream>>>(counter_of(rank, *tag));
+    DCUDA_CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+void stream_operations::notify(const char* call, int handle, int rank, int tag,
+                               cudaStream_t stream) {
+  put(call, handle, rank, 0, 0, nullptr, tag, stream);
+}
+
+void stream_operations::flush(const char* call, int handle, cudaStream_t stream) {
+  windows_.find(call, handle);
+  // A put is complete when its copy is, and the stream runs its later work after that: stream
+  // order is the flush on these paths.
+  check_stream(call, stream);
+}
+
+void stream_operations::wait(const char* call, int rank, int tag, int count, cudaStream_t stream) {
+  const int first = ranks_.rank_start(paths_.process_index);
+  const int own = ranks_.ranks_of(paths_.process_index);
+  if (rank < first || rank >= first + own) {
+    refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+           "rank " + std::to_string(rank) + " is not one of this process's ranks (" +
+               std::to_string(first) + ".." + std::to_string(first + own - 1) +
+               "): a stream waits for notifications counted at its own process");
+  }
+  check_stream_tag(call, rank, tag);
+  check_stream_count(call, rank, count);
+  check_stream(call, stream);
+  if (count == 0) return;
+  const std::uint32_t needed = thresholds_.consume(rank - first, tag, count);
+  const std::uint32_t* counter = counter_of(rank, tag);
+  watch_.begin_wait(
+      stream, {call,
+               std::to_string(count) + " notification(s) of tag " + std::to_string(tag) +
+                   " at rank " + std::to_string(rank),
+               "no stream-ordered put_notify or notify has counted the rest", needed, counter});
+  wait_on_stream_until_reached(stream, counter, needed, flush_remote_writes_);
+  watch_.finish_wait(stream);
+}
+
+void stream_operations::barrier(const char* call, cudaStream_t stream) {
+  const auto processes = static_cast<std::uint32_t>(paths_.process_count());
+  if (barrier_words_.size() != processes) {
+    refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+           "some processes are reached through the network; dcuda_barrier_on_stream needs every "
+           "process on the peer path in this version");
+  }
+  check_stream(call, stream);
+  ++barriers_;
+  count_barrier_arrival<<<1, processes, 0, stream>>>(barrier_words_.get());
+  DCUDA_CUDA_CHECK(cudaGetLastError());
+  const std::uint32_t needed = barriers_ * processes;
+  const std::uint32_t* word = counters_.get() + (counters_.size() - 1);
+  watch_.begin_wait(stream, {call,
+                             "every process at barrier " + std::to_string(barriers_) +
+                                 " (one count per process and barrier)",
+                             "some process has not queued this barrier, or its stream has not "
+                             "reached it",
+                             needed, word});
+  wait_on_stream_until_reached(stream, word, needed, flush_remote_writes_);
+  watch_.finish_wait(stream);
+}
+
+}  // namespace dcuda::runtime

@@ -1,0 +1,105 @@
+// The host-initiated, stream-ordered operations of include/dcuda/host_stream.h, on the paths that
+// need no host thread: within this process's GPU and to the processes of its node that it reaches
+// by the peer path (CUDA IPC). Each operation becomes work on the caller's stream:
+//   put            a copy by the copy engines, into the target's window as mapped here;
+//   notification   a one-thread kernel that adds 1 to the target rank's counter of the tag;
+//   small put_notify  one kernel that copies the bytes with stores and then counts (up to
+//                  kernel_put_limit bytes from memory this GPU reads: one launch instead of a
+//                  copy and a launch);
+//   wait           a stream memory operation that holds the stream until the counter reaches
+//                  what the waits queued so far consume (cuStreamWaitValue32, greater or equal,
+//                  in 32-bit wraparound);
+//   barrier        one kernel that adds 1 to every process's barrier word, then a wait until this
+//                  process's word counts every process's arrival at this barrier.
+// So the GPU itself keeps stream order and lets every stream go on as soon as it can: operations
+// complete in the order their streams reach them, whatever order the host issued them in.
+//
+// The counters ([ranks of this process][tag_count] notification counters, then the barrier word)
+// are device memory of this GPU, mapped into every process of the node at construction; they
+// count from the context's start and are never reset.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "bootstrap/process_layout.h"
+#include "runtime/cuda_memory.h"
+#include "runtime/host_windows.h"
+#include "runtime/peer_memory.h"
+#include "runtime/process_paths.h"
+#include "runtime/stream_wait_watch.h"
+
+namespace dcuda::runtime {
+
+// What the queued waits of each (rank, tag) of this process consume: a wait needs the counter to
+// reach the sum of its count and the counts of the waits queued before it.
+class wait_thresholds {
+ public:
+  explicit wait_thresholds(int ranks);
+  // The counter value the next wait of `count` on (rank, tag) needs; that wait is then queued.
+  std::uint32_t consume(int local_rank, int tag, int count);
+
+ private:
+  std::vector<std::uint32_t> consumed_;  // [ranks][tag_count], wrapping like the counters
+};
+
+class stream_operations {
+ public:
+  static constexpr std::size_t kernel_put_limit = std::size_t{32} << 10;
+
+  // Collective over paths.world (every process's first collective host-window call): allocates
+  // this GPU's counters and maps those of the peers. `wait_timeout_s`: the watchdog's timeout
+  // (0: off).
+  stream_operations(const process_paths& paths, const bootstrap::rank_layout& ranks, int device,
+                    double wait_timeout_s);
+  // Waits for the GPU's queued work first (the watchdog still watching the waits).
+  ~stream_operations();
+  stream_operations(const stream_operations&) = delete;
+  stream_operations& operator=(const stream_operations&) = delete;
+
+  // dcuda_host_win_create and dcuda_host_win_free: collective.
+  int create_window(const char* call, void* base, std::size_t size);
+  void free_window(const char* call, int handle);
+
+  // A put, then a notification of `tag` when there is one.
+  void put(const char* call, int handle, int rank, std::size_t offset, std::size_t size,
+           const void* source, std::optional<int> tag, cudaStream_t stream);
+  void notify(const char* call, int handle, int rank, int tag, cudaStream_t stream);
+  void flush(const char* call, int handle, cudaStream_t stream);
+  void wait(const char* call, int rank, int tag, int count, cudaStream_t stream);
+  void barrier(const char* call, cudaStream_t stream);
+
+ private:
+  // Whether a kernel on this GPU can read `source` (its own memory, or mapped pinned host memory;
+  // not pageable host memory, which only the copy engines' path takes).
+  bool readable_by_this_gpu(const void* source) const;
+  // The process of `rank` and whether this process reaches it without the network; checks rank.
+  int target_process(const char* call, int rank) const;
+  std::uint32_t* counter_of(int rank, int tag) const;
+  // Refuses a stream that is being captured into a graph: the waits' thresholds are fixed when
+  // the call is made, and a replayed graph would wait for counts already consumed.
+  void check_stream(const char* call, cudaStream_t stream) const;
+  // Collective: checks that every process made the same call (`call_id`; and passed the same
+  // `value` where `same`); every process's value, in process order.
+  std::vector<std::int64_t> agree(const char* call, int call_id, std::int64_t value,
+                                  bool same) const;
+
+  const process_paths& paths_;
+  const bootstrap::rank_layout& ranks_;
+  int device_;
+  bool flush_remote_writes_;  // the GPU supports CU_STREAM_WAIT_VALUE_FLUSH
+  device_array<std::uint32_t> counters_;
+  peer_mappings mappings_;                        // the peers' counters and windows
+  std::vector<std::uint32_t*> process_counters_;  // per process, mapped here; null: not reached
+  device_array<std::uint32_t*> barrier_words_;    // every reached process's barrier word
+  host_window_table windows_;
+  wait_thresholds thresholds_;
+  std::uint32_t barriers_ = 0;  // barriers queued by this process
+  stream_wait_watch watch_;
+};
+
+}  // namespace dcuda::runtime

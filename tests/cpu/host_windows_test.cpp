@@ -1,0 +1,126 @@
+// Host windows (runtime/host_windows.h): handles, their refusal once freed or when they are not
+// host windows, the target checks of stream-ordered operations, and the wait thresholds
+// (runtime/stream_operations.h) in 32-bit wraparound.
+#include <cstdint>
+#include <string>
+
+#include "dcuda/detail/protocol/window_table.h"
+#include "runtime/error.h"
+#include "runtime/host_windows.h"
+#include "runtime/stream_operations.h"
+#include "test_main.h"
+
+using dcuda::runtime::host_window;
+using dcuda::runtime::host_window_table;
+
+namespace {
+
+// The message of the error `body` throws, with its code; empty when it throws none.
+template <typename Body>
+std::string error_of(Body&& body, dcuda_error_code* code = nullptr) {
+  try {
+    body();
+  } catch (const dcuda::runtime::error& e) {
+    if (code != nullptr) *code = e.code();
+    return e.what();
+  }
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+host_window two_processes(std::uint64_t size0, std::uint64_t size1) {
+  static char memory[2][64];
+  return host_window{{memory[0], size1 > 0 ? memory[1] : nullptr}, {size0, size1}};
+}
+
+}  // namespace
+
+DCUDA_TEST(host_window_handles_are_found_until_freed_and_never_device_windows) {
+  host_window_table table;
+  const int first = table.add("create", two_processes(64, 32));
+  const int second = table.add("create", two_processes(16, 0));
+  DCUDA_CHECK(first != second);
+  DCUDA_CHECK(dcuda::protocol::window_slot(first) >= dcuda::protocol::max_windows);
+  DCUDA_CHECK_EQ(table.find("put", first).sizes[1], std::uint64_t{32});
+  DCUDA_CHECK_EQ(table.find("put", second).sizes[0], std::uint64_t{16});
+
+  table.remove("free", first);
+  dcuda_error_code code{};
+  const std::string freed = error_of([&] { table.find("dcuda_put_on_stream", first); }, &code);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  DCUDA_CHECK(contains(freed, "dcuda_put_on_stream: window " + std::to_string(first)));
+  DCUDA_CHECK(contains(freed, "released by dcuda_host_win_free"));
+  // The slot is used again with a new generation: the old handle stays refused.
+  const int third = table.add("create", two_processes(8, 8));
+  DCUDA_CHECK(third != first);
+  DCUDA_CHECK_EQ(dcuda::protocol::window_slot(third), dcuda::protocol::window_slot(first));
+  DCUDA_CHECK(!error_of([&] { table.find("put", first); }).empty());
+  DCUDA_CHECK(error_of([&] { table.find("put", third); }).empty());
+
+  const int device_window = dcuda::protocol::encode_window(3, 1);
+  DCUDA_CHECK(contains(error_of([&] { table.find("put", device_window); }),
+                       "created with dcuda_win_create, not a host window"));
+  DCUDA_CHECK(contains(error_of([&] { table.find("put", -1); }), "not a window handle"));
+  const int never = dcuda::protocol::encode_window(host_window_table::first_slot + 100, 5);
+  DCUDA_CHECK(contains(error_of([&] { table.find("put", never); }),
+                       "not a handle dcuda_host_win_create gave"));
+}
+
+DCUDA_TEST(host_window_slots_run_out_with_a_message) {
+  host_window_table table;
+  for (int i = 0; i < host_window_table::slots; ++i) table.add("create", two_processes(8, 8));
+  dcuda_error_code code{};
+  const std::string full =
+      error_of([&] { table.add("dcuda_host_win_create", two_processes(8, 8)); }, &code);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_STATE);
+  DCUDA_CHECK(contains(full, "dcuda_host_win_create: all 128 host window slots are in use"));
+}
+
+DCUDA_TEST(stream_operation_targets_are_checked_against_the_target_processes_window) {
+  const host_window window = two_processes(64, 32);
+  using dcuda::runtime::check_window_target;
+  DCUDA_CHECK(error_of([&] { check_window_target("put", 7, window, 5, 1, true, 0, 32); }).empty());
+  DCUDA_CHECK(error_of([&] { check_window_target("put", 7, window, 5, 1, true, 32, 0); }).empty());
+  const std::string outside =
+      error_of([&] { check_window_target("dcuda_put_on_stream", 7, window, 5, 1, true, 16, 17); });
+  DCUDA_CHECK(contains(outside,
+                       "dcuda_put_on_stream: bytes [16, 16 + 17) are outside window 7 "
+                       "of target rank 5 (process 1 exposed 32 bytes)"));
+  // Offsets near the top of size_t do not wrap around into the window.
+  DCUDA_CHECK(!error_of([&] {
+                 check_window_target("put", 7, window, 5, 1, true, ~std::size_t{0}, 2);
+               }).empty());
+  const std::string network = error_of(
+      [&] { check_window_target("dcuda_notify_on_stream", 7, window, 9, 1, false, 0, 0); });
+  DCUDA_CHECK(contains(network, "target rank 9 (process 1) is reached through the network"));
+  // A process that exposed nothing takes no bytes, but a notification without data.
+  const host_window empty = two_processes(64, 0);
+  DCUDA_CHECK(error_of([&] { check_window_target("notify", 7, empty, 5, 1, true, 0, 0); }).empty());
+  DCUDA_CHECK(!error_of([&] { check_window_target("put", 7, empty, 5, 1, true, 0, 1); }).empty());
+
+  DCUDA_CHECK(contains(error_of([&] { dcuda::runtime::check_target_rank("put", 12, 12); }),
+                       "put: target rank 12 is outside 0..11"));
+  DCUDA_CHECK(contains(error_of([&] { dcuda::runtime::check_stream_tag("wait", 3, 256); }),
+                       "wait: tag 256 (rank 3) is outside 0..255"));
+  DCUDA_CHECK(contains(error_of([&] { dcuda::runtime::check_stream_count("wait", 3, -2); }),
+                       "wait: count -2 (rank 3) is negative"));
+  DCUDA_CHECK(error_of([&] { dcuda::runtime::check_stream_count("wait", 3, 0); }).empty());
+}
+
+DCUDA_TEST(wait_thresholds_add_up_per_rank_and_tag_and_wrap_like_the_counters) {
+  dcuda::runtime::wait_thresholds thresholds(2);
+  DCUDA_CHECK_EQ(thresholds.consume(0, 7, 3), 3u);
+  DCUDA_CHECK_EQ(thresholds.consume(0, 7, 2), 5u);  // the second wait needs 2 beyond the first
+  DCUDA_CHECK_EQ(thresholds.consume(1, 7, 1), 1u);  // other rank, same tag: its own count
+  DCUDA_CHECK_EQ(thresholds.consume(0, 8, 4), 4u);
+  // Past 2^32 the threshold wraps; the stream wait compares in wraparound, as the counter counts.
+  dcuda::runtime::wait_thresholds wrapping(1);
+  DCUDA_CHECK_EQ(wrapping.consume(0, 0, 0x7fffffff), 0x7fffffffu);
+  DCUDA_CHECK_EQ(wrapping.consume(0, 0, 0x7fffffff), 0xfffffffeu);
+  DCUDA_CHECK_EQ(wrapping.consume(0, 0, 5), 3u);
+  DCUDA_CHECK(dcuda::protocol::reached(4u, 3u) && !dcuda::protocol::reached(2u, 3u));
+  DCUDA_CHECK(dcuda::protocol::reached(3u, 0xfffffffeu));  // 5 later, across the wrap
+}

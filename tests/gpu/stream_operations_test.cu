@@ -1,0 +1,311 @@
+// Host windows and the stream-ordered operations of dcuda/host_stream.h on one GPU: the bytes and
+// counts that arrive, the order against kernels of the same stream, completion in the order the
+// streams get there (not the order of the calls), and the errors, the watchdog's included.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "dcuda/device.cuh"
+#include "dcuda/host.h"
+#include "dcuda/host_stream.h"
+#include "gpu_harness.h"
+#include "stream_gate.cuh"
+#include "test_main.h"
+
+namespace {
+
+using namespace gpu_test;
+
+__global__ void idle_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  dcuda_gpu_finish(gst);
+}
+
+void load_kernels();
+
+dcuda_host_context_handle start_context(dcuda_rank_info& info) {
+  load_kernels();
+  return start_dcuda(idle_kernel, 64, {"--dcuda-ranks-per-device=4"}, std::nullopt, info);
+}
+
+__global__ void fill_kernel(unsigned char* bytes, int size, int seed) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += gridDim.x * blockDim.x) {
+    bytes[i] = static_cast<unsigned char>(i * 7 + seed);
+  }
+}
+
+// Counts the bytes of `bytes` that fill_kernel(seed) did not write.
+__global__ void count_wrong_kernel(const unsigned char* bytes, int size, int seed, int* wrong) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += gridDim.x * blockDim.x) {
+    if (bytes[i] != static_cast<unsigned char>(i * 7 + seed)) atomicAdd(wrong, 1);
+  }
+}
+
+// Holds its stream until the host opens the gate.
+__global__ void gate_kernel(const volatile int* gate) {
+  wait_at_gate(gate);
+}
+
+// Loads the test's kernels before any stream waits: under CUDA's lazy loading a kernel's first
+// launch waits for the GPU's running work (docs/api.md), which a held stream never finishes.
+void load_kernels() {
+  cudaFuncAttributes attributes{};
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, count_wrong_kernel));
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, gate_kernel));
+}
+
+template <typename T>
+struct device_buffer {
+  T* data = nullptr;
+  explicit device_buffer(std::size_t count) {
+    GPU_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), count * sizeof(T)));
+    GPU_CHECK(cudaMemset(data, 0, count * sizeof(T)));
+  }
+  ~device_buffer() { cudaFree(data); }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+};
+
+int read_back(const int* value) {
+  int host = 0;
+  GPU_CHECK(cudaMemcpy(&host, value, sizeof host, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+}  // namespace
+
+DCUDA_TEST(stream_ordered_puts_land_between_the_kernels_of_their_stream) {
+  require_gpu();
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  constexpr int window_bytes = 1 << 20;
+  device_buffer<unsigned char> window(window_bytes);
+  device_buffer<unsigned char> source(window_bytes);
+  device_buffer<int> wrong(1);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, window_bytes, &win);
+  stream_holder held;
+  const int me = info.rank_start;
+  // Sizes from one byte to the whole window, each at an offset of its own: written by a kernel of
+  // the stream, put, waited for on the stream, checked by the next kernel of the stream.
+  int round = 0;
+  for (int size : {1, 8, 4096, 65536, window_bytes - 4096}) {
+    const int offset = size == window_bytes - 4096 ? 4096 : 4096 - size % 4096;
+    fill_kernel<<<64, 256, 0, held.stream>>>(source.data, size, round);
+    dcuda_put_notify_on_stream(context, win, me + 1, offset, size, source.data, 5, held.stream);
+    dcuda_wait_notifications_on_stream(context, me + 1, 5, 1, held.stream);
+    count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data + offset, size, round, wrong.data);
+    ++round;
+  }
+  // A plain put, ordered by the stream (and the flush) before the kernel after it.
+  fill_kernel<<<64, 256, 0, held.stream>>>(source.data, 3000, 40);
+  dcuda_put_on_stream(context, win, me, 100, 3000, source.data, held.stream);
+  dcuda_win_flush_on_stream(context, win, held.stream);
+  count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data + 100, 3000, 40, wrong.data);
+  GPU_CHECK(cudaStreamSynchronize(held.stream));
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  dcuda_host_win_free(context, win);
+  dcuda_host_finish(context);
+}
+
+DCUDA_TEST(stream_waits_add_up_and_count_every_notification) {
+  require_gpu();
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  device_buffer<unsigned char> window(64);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, 64, &win);
+  stream_holder senders;
+  stream_holder waiters;
+  const int target = info.rank_start + 2;
+  cudaEvent_t first = nullptr;
+  cudaEvent_t second = nullptr;
+  GPU_CHECK(cudaEventCreate(&first));
+  GPU_CHECK(cudaEventCreate(&second));
+  // The waits are queued first; 60 then 40 of 100 notifications, counted on another stream.
+  dcuda_wait_notifications_on_stream(context, target, 9, 60, waiters.stream);
+  GPU_CHECK(cudaEventRecord(first, waiters.stream));
+  dcuda_wait_notifications_on_stream(context, target, 9, 40, waiters.stream);
+  GPU_CHECK(cudaEventRecord(second, waiters.stream));
+  for (int i = 0; i < 99; ++i) dcuda_notify_on_stream(context, win, target, 9, senders.stream);
+  GPU_CHECK(cudaStreamSynchronize(senders.stream));
+  GPU_CHECK(cudaEventSynchronize(first));  // 99 >= 60
+  // The second wait needs 100 in all: it must still hold its stream.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  DCUDA_CHECK(cudaEventQuery(second) == cudaErrorNotReady);
+  // Notifications of another tag or rank do not count for it.
+  dcuda_notify_on_stream(context, win, target, 10, senders.stream);
+  dcuda_notify_on_stream(context, win, target + 1, 9, senders.stream);
+  GPU_CHECK(cudaStreamSynchronize(senders.stream));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  DCUDA_CHECK(cudaEventQuery(second) == cudaErrorNotReady);
+  dcuda_notify_on_stream(context, win, target, 9, senders.stream);
+  GPU_CHECK(cudaEventSynchronize(second));
+  // Both other notifications are still there to be waited for.
+  dcuda_wait_notifications_on_stream(context, target, 10, 1, waiters.stream);
+  dcuda_wait_notifications_on_stream(context, target + 1, 9, 1, waiters.stream);
+  GPU_CHECK(cudaStreamSynchronize(waiters.stream));
+  cudaEventDestroy(first);
+  cudaEventDestroy(second);
+  dcuda_host_finish(context);
+}
+
+DCUDA_TEST(a_ready_operation_is_not_held_back_by_another_streams_kernel) {
+  require_gpu();
+  mapped_gate gate;
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  constexpr int bytes = 1 << 16;
+  device_buffer<unsigned char> window(2 * bytes);
+  device_buffer<unsigned char> sources(2 * bytes);
+  device_buffer<int> wrong(1);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, 2 * bytes, &win);
+  stream_holder slow;
+  stream_holder fast;
+  stream_holder reader;
+  const int me = info.rank_start;
+  fill_kernel<<<64, 256>>>(sources.data, bytes, 1);
+  fill_kernel<<<64, 256>>>(sources.data + bytes, bytes, 2);
+  GPU_CHECK(cudaDeviceSynchronize());
+  // Issued first, but its stream is held by a kernel until the host opens the gate.
+  gate_kernel<<<1, 1, 0, slow.stream>>>(gate.device);
+  dcuda_put_notify_on_stream(context, win, me, 0, bytes, sources.data, 1, slow.stream);
+  // Issued second, on a free stream.
+  dcuda_put_notify_on_stream(context, win, me, bytes, bytes, sources.data + bytes, 2, fast.stream);
+  dcuda_wait_notifications_on_stream(context, me, 2, 1, reader.stream);
+  count_wrong_kernel<<<64, 256, 0, reader.stream>>>(window.data + bytes, bytes, 2, wrong.data);
+  GPU_CHECK(cudaStreamSynchronize(reader.stream));
+  // The second operation completed, and its bytes arrived, while the first is still held.
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  DCUDA_CHECK(cudaStreamQuery(slow.stream) == cudaErrorNotReady);
+  gate.open();
+  dcuda_wait_notifications_on_stream(context, me, 1, 1, reader.stream);
+  count_wrong_kernel<<<64, 256, 0, reader.stream>>>(window.data, bytes, 1, wrong.data);
+  GPU_CHECK(cudaStreamSynchronize(reader.stream));
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  dcuda_barrier_on_stream(context, reader.stream);  // alone: meets itself
+  GPU_CHECK(cudaStreamSynchronize(reader.stream));
+  dcuda_host_finish(context);
+}
+
+// ---- errors: each in a child process, which must end with the message ----
+
+namespace {
+
+struct error_case {
+  const char* scenario;
+  const char* expected;
+};
+
+// A context with a host window of 256 bytes on a fresh stream, for the error scenarios.
+struct error_setup {
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = nullptr;
+  unsigned char* window = nullptr;
+  dcuda_win win = DCUDA_WIN_NONE;
+  cudaStream_t stream = nullptr;
+  error_setup() {
+    context = start_context(info);
+    cudaMalloc(reinterpret_cast<void**>(&window), 256);
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    dcuda_host_win_create(context, window, 256, &win);
+  }
+};
+
+}  // namespace
+
+DCUDA_CHILD(stream_put_outside_window) {
+  error_setup setup;
+  dcuda_put_on_stream(setup.context, setup.win, setup.info.rank_start + 1, 200, 57, setup.window,
+                      setup.stream);
+}
+
+DCUDA_CHILD(stream_put_to_freed_window) {
+  error_setup setup;
+  dcuda_host_win_free(setup.context, setup.win);
+  dcuda_put_notify_on_stream(setup.context, setup.win, 0, 0, 8, setup.window, 1, setup.stream);
+}
+
+DCUDA_CHILD(stream_notify_bad_tag) {
+  error_setup setup;
+  dcuda_notify_on_stream(setup.context, setup.win, setup.info.rank_start, 300, setup.stream);
+}
+
+DCUDA_CHILD(stream_notify_bad_rank) {
+  error_setup setup;
+  dcuda_notify_on_stream(setup.context, setup.win, setup.info.rank_count, 1, setup.stream);
+}
+
+DCUDA_CHILD(stream_wait_before_any_window) {
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  dcuda_wait_notifications_on_stream(context, 0, 1, 1, nullptr);
+}
+
+DCUDA_CHILD(stream_wait_never_satisfied) {
+  error_setup setup;
+  dcuda_notify_on_stream(setup.context, setup.win, setup.info.rank_start + 3, 9, setup.stream);
+  dcuda_wait_notifications_on_stream(setup.context, setup.info.rank_start + 3, 9, 2, setup.stream);
+  cudaStreamSynchronize(setup.stream);  // held until the watchdog ends the process
+  std::printf("the stuck wait was not reported\n");
+}
+
+DCUDA_CHILD(stream_wait_while_capturing) {
+  error_setup setup;
+  cudaStreamBeginCapture(setup.stream, cudaStreamCaptureModeRelaxed);
+  dcuda_wait_notifications_on_stream(setup.context, setup.info.rank_start, 1, 1, setup.stream);
+}
+
+DCUDA_CHILD(stream_window_outside_allocation) {
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  unsigned char* memory = nullptr;
+  cudaMalloc(reinterpret_cast<void**>(&memory), 4096);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, memory + 4000, 200, &win);
+}
+
+DCUDA_TEST(stream_operations_refuse_bad_arguments_with_the_call_and_value) {
+  require_gpu();
+  const error_case cases[] = {
+      {"stream_put_outside_window",
+       "dcuda: error: dcuda_put_on_stream: bytes [200, 200 + 57) are outside window"},
+      {"stream_put_to_freed_window", "dcuda: error: dcuda_put_notify_on_stream: window"},
+      {"stream_notify_bad_tag", "dcuda: error: dcuda_notify_on_stream: tag 300 (rank"},
+      {"stream_notify_bad_rank", "dcuda: error: dcuda_notify_on_stream: target rank"},
+      {"stream_wait_before_any_window",
+       "dcuda: error: dcuda_wait_notifications_on_stream: no host window exists yet"},
+      {"stream_wait_while_capturing",
+       "dcuda: error: dcuda_wait_notifications_on_stream: the stream is being captured"},
+      {"stream_window_outside_allocation", "dcuda: error: dcuda_host_win_create: [" /* address */},
+  };
+  for (const error_case& c : cases) {
+    const auto child = run_child(c.scenario);
+    if (child.exit_code != 1 || !contains(child.output, c.expected)) {
+      std::printf("%s (exit %d):\n%s\n", c.scenario, child.exit_code, child.output.c_str());
+    }
+    DCUDA_CHECK_EQ(child.exit_code, 1);
+    DCUDA_CHECK(contains(child.output, c.expected));
+  }
+  const auto freed = run_child("stream_put_to_freed_window");
+  DCUDA_CHECK(contains(freed.output, "was released by dcuda_host_win_free"));
+  const auto outside = run_child("stream_window_outside_allocation");
+  DCUDA_CHECK(contains(outside.output, "is not inside one device allocation of this process"));
+}
+
+DCUDA_TEST(a_stream_wait_that_never_completes_is_named_by_the_watchdog) {
+  require_gpu();
+  const auto child = run_child("stream_wait_never_satisfied", "DCUDA_WAIT_TIMEOUT=1");
+  DCUDA_CHECK_EQ(child.exit_code, 1);
+  DCUDA_CHECK(contains(child.output,
+                       "dcuda: error: dcuda_wait_notifications_on_stream: a stream "
+                       "has waited"));
+  DCUDA_CHECK(contains(child.output, "for 2 notification(s) of tag 9 at rank"));
+  DCUDA_CHECK(contains(child.output, "its counter must reach 2, it stands at 1"));
+  DCUDA_CHECK(!contains(child.output, "was not reported"));
+}

@@ -1,0 +1,150 @@
+// Host windows and stream-ordered operations (dcuda/host_stream.h) across the processes of a
+// node, one GPU each (or sharing GPUs, DCUDA_TEST_SHARE_GPUS=1): every process puts to every
+// other on its stream, each byte checked where it lands by a kernel of the target's stream after
+// its wait; the stream barrier orders plain puts.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dcuda/device.cuh"
+#include "dcuda/host.h"
+#include "dcuda/host_stream.h"
+#include "gpu_harness.h"
+#include "mpi_test_main.h"
+
+namespace {
+
+using mpi_test::process_count;
+using mpi_test::process_index;
+
+__global__ void idle_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  dcuda_gpu_finish(gst);
+}
+
+__host__ __device__ unsigned char pattern(int source, std::uint64_t offset, int round) {
+  return static_cast<unsigned char>((offset * 131u + static_cast<std::uint64_t>(source) * 71u +
+                                     static_cast<std::uint64_t>(round) * 17u) %
+                                        251u +
+                                    1u);
+}
+
+__global__ void fill_kernel(unsigned char* bytes, std::uint64_t size, int source, int round) {
+  for (std::uint64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    bytes[i] = pattern(source, i, round);
+  }
+}
+
+__global__ void count_wrong_kernel(const unsigned char* bytes, std::uint64_t size, int source,
+                                   int round, int* wrong) {
+  for (std::uint64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < size;
+       i += gridDim.x * blockDim.x) {
+    if (bytes[i] != pattern(source, i, round)) atomicAdd(wrong, 1);
+  }
+}
+
+// A context with a host window of `processes * chunk` bytes, a source buffer and a stream.
+struct stream_job {
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = nullptr;
+  std::vector<int> rank_starts;  // per process
+  unsigned char* window = nullptr;
+  unsigned char* source = nullptr;
+  int* wrong = nullptr;
+  dcuda_win win = DCUDA_WIN_NONE;
+  cudaStream_t stream = nullptr;
+  std::uint64_t chunk;
+
+  explicit stream_job(std::uint64_t chunk_bytes) : chunk(chunk_bytes) {
+    // Loaded before any stream waits: under CUDA's lazy loading a kernel's first launch waits
+    // for the GPU's running work (docs/api.md).
+    cudaFuncAttributes attributes{};
+    GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
+    GPU_CHECK(cudaFuncGetAttributes(&attributes, count_wrong_kernel));
+    context =
+        gpu_test::start_dcuda(idle_kernel, 64, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+    rank_starts.resize(static_cast<std::size_t>(process_count()));
+    MPI_Allgather(&info.rank_start, 1, MPI_INT, rank_starts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    GPU_CHECK(cudaMalloc(&window, chunk * static_cast<std::uint64_t>(process_count())));
+    GPU_CHECK(cudaMalloc(&source, chunk));
+    GPU_CHECK(cudaMalloc(&wrong, sizeof(int)));
+    GPU_CHECK(cudaMemset(wrong, 0, sizeof(int)));
+    GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    dcuda_host_win_create(context, window, chunk * static_cast<std::uint64_t>(process_count()),
+                          &win);
+  }
+  ~stream_job() {
+    dcuda_host_win_free(context, win);
+    dcuda_host_finish(context);
+    cudaStreamDestroy(stream);
+    cudaFree(window);
+    cudaFree(source);
+    cudaFree(wrong);
+  }
+  stream_job(const stream_job&) = delete;
+  stream_job& operator=(const stream_job&) = delete;
+
+  int wrong_bytes() const {
+    int host = 0;
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    GPU_CHECK(cudaMemcpy(&host, wrong, sizeof host, cudaMemcpyDeviceToHost));
+    return host;
+  }
+};
+
+}  // namespace
+
+DCUDA_TEST(stream_ordered_put_notify_reaches_every_process_at_every_size) {
+  gpu_test::require_gpu();
+  constexpr std::uint64_t chunk = std::uint64_t{4} << 20;
+  stream_job job(chunk);
+  const int me = process_index();
+  const int processes = process_count();
+  int round = 0;
+  for (std::uint64_t size :
+       {std::uint64_t{1}, std::uint64_t{8}, std::uint64_t{4096}, std::uint64_t{1} << 20, chunk}) {
+    fill_kernel<<<128, 256, 0, job.stream>>>(job.source, size, me, round);
+    for (int step = 1; step < processes; ++step) {
+      const int target = (me + step) % processes;
+      // Each target's second rank counts them: a notification names its rank, not its process.
+      dcuda_put_notify_on_stream(job.context, job.win, job.rank_starts[target] + 1,
+                                 chunk * static_cast<std::uint64_t>(me), size, job.source, 4,
+                                 job.stream);
+    }
+    dcuda_wait_notifications_on_stream(job.context, job.info.rank_start + 1, 4, processes - 1,
+                                       job.stream);
+    for (int source = 0; source < processes; ++source) {
+      if (source == me) continue;
+      count_wrong_kernel<<<128, 256, 0, job.stream>>>(
+          job.window + chunk * static_cast<std::uint64_t>(source), size, source, round, job.wrong);
+    }
+    // No process refills its source, or puts the next round, before every check of this one.
+    dcuda_barrier_on_stream(job.context, job.stream);
+    ++round;
+  }
+  DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
+}
+
+DCUDA_TEST(the_stream_barrier_orders_plain_puts_between_processes) {
+  gpu_test::require_gpu();
+  constexpr std::uint64_t chunk = 1 << 16;
+  stream_job job(chunk);
+  const int me = process_index();
+  const int processes = process_count();
+  const int next = (me + 1) % processes;
+  const int previous = (me + processes - 1) % processes;
+  for (int round = 0; round < 20; ++round) {
+    fill_kernel<<<64, 256, 0, job.stream>>>(job.source, chunk, me, round);
+    dcuda_put_on_stream(job.context, job.win, job.rank_starts[next], 0, chunk, job.source,
+                        job.stream);
+    dcuda_win_flush_on_stream(job.context, job.win, job.stream);
+    dcuda_barrier_on_stream(job.context, job.stream);  // every put of the round has landed
+    count_wrong_kernel<<<64, 256, 0, job.stream>>>(job.window, chunk, previous, round, job.wrong);
+    dcuda_barrier_on_stream(job.context, job.stream);  // every check is done before the next put
+  }
+  DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
+}
