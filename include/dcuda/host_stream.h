@@ -1,6 +1,7 @@
 // dcuda's host-initiated, stream-ordered operations (extension, not in the thesis): host windows,
 // and put, put_notify, notify, flush, barrier and a notification wait issued by the host on a
-// CUDA stream. docs/api.md "Host windows and stream-ordered operations" describes each call.
+// CUDA stream. docs/api.md "Host windows and stream-ordered operations (extensions)" describes
+// each call.
 //
 // Each ..._on_stream call returns at once, without waiting for the GPU: the operation runs after
 // the work queued before it on `stream` (NULL: the legacy default stream), and the work queued on
