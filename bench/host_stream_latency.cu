@@ -54,23 +54,18 @@ bool holds_other_payload(const mpi_world& world, const unsigned char* received, 
   return host_holds_payload(bytes.data(), size, 1 - world.process());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  mpi_world world(&argc, &argv, benchmark);
-  const options command_line = parse_options(
-      argc, argv, benchmark,
-      "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
-      "dcuda_wait_notifications_on_stream) between the GPUs of 2 processes; mpirun -np 2");
-  if (skip_without_two_gpus(world, /*one_node=*/true)) return 0;
-
-  dcuda_session session(command_line, idle_kernel, 32, {"--dcuda-ranks-per-device=1"});
+// The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
+// own with `setting` (where a put_notify switches to the copy engines; empty: the default);
+// `bytes_arrived` turns false where a payload did not arrive intact.
+std::vector<double> dcuda_ping_pong_us(const mpi_world& world, const options& command_line,
+                                       const std::vector<std::size_t>& sizes,
+                                       const std::string& setting, bool& bytes_arrived) {
+  std::vector<std::string> settings{"--dcuda-ranks-per-device=1"};
+  if (!setting.empty()) settings.push_back(setting);
+  dcuda_session session(command_line, idle_kernel, 32, settings);
   require_distinct_gpus(world);
   const int me = session.rank_info().rank_start;
   const int other = 1 - me;  // one rank per process: world rank = process index
-  std::optional<report> out;
-  if (world.prints()) out.emplace(benchmark, command_line, current_device());
-
   device_bytes window(largest_message);
   device_bytes source(largest_message);
   {
@@ -83,9 +78,70 @@ int main(int argc, char** argv) {
   dcuda_host_win_create(session.context(), window.get(), largest_message, &win);
   cudaStream_t stream = nullptr;
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  stream_memop_ping_pong floor(world, largest_message);
+  std::vector<double> one_way_us;
+  for (const std::size_t size : sizes) {
+    BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, size));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+    one_way_us.push_back(stream_ping_pong_us(
+        world, stream,
+        [&](int) {
+          dcuda_put_notify_on_stream(session.context(), win, other, 0, size, source.get(), tag,
+                                     stream);
+        },
+        [&](int) { dcuda_wait_notifications_on_stream(session.context(), me, tag, 1, stream); }));
+    bytes_arrived = bytes_arrived && holds_other_payload(world, window.get<unsigned char>(), size);
+  }
+  cudaStreamDestroy(stream);
+  dcuda_host_win_free(session.context(), win);
+  return one_way_us;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  mpi_world world(&argc, &argv, benchmark);
+  const options command_line = parse_options(
+      argc, argv, benchmark,
+      "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
+      "dcuda_wait_notifications_on_stream) between the GPUs of 2 processes; mpirun -np 2");
+  if (skip_without_two_gpus(world, /*one_node=*/true)) return 0;
+  std::optional<report> out;
+  if (world.prints()) out.emplace(benchmark, command_line, current_device());
   const std::vector<std::size_t> sizes = message_sizes(4);
+
+  // dcuda as configured by default, then with one kernel at every size and with the copy
+  // engines at every size: where the second gets faster than the first is the switch-over that
+  // DCUDA_STREAM_COPY_ENGINE_FROM sets.
+  bool bytes_arrived = true;
+  const std::vector<double> by_default =
+      dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived);
+  const std::vector<double> kernel_only = dcuda_ping_pong_us(
+      world, command_line, sizes, "--dcuda-stream-copy-engine-from=2147483647", bytes_arrived);
+  const std::vector<double> copy_engines_only = dcuda_ping_pong_us(
+      world, command_line, sizes, "--dcuda-stream-copy-engine-from=0", bytes_arrived);
+
+  std::vector<double> floor_us;
+  {
+    device_bytes source(largest_message);
+    std::vector<unsigned char> payload(largest_message);
+    fill_host_payload(payload.data(), largest_message, world.process());
+    BENCH_CUDA_CHECK(
+        cudaMemcpy(source.get(), payload.data(), largest_message, cudaMemcpyHostToDevice));
+    cudaStream_t stream = nullptr;
+    BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    stream_memop_ping_pong floor(world, largest_message);
+    for (const std::size_t size : sizes) {
+      world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+      floor_us.push_back(
+          floor.run(stream, source.get<unsigned char>(), size, [&](const unsigned char* received) {
+            bytes_arrived = bytes_arrived && holds_other_payload(world, received, size);
+          }));
+    }
+    cudaStreamDestroy(stream);
+  }
+  if (world.any(!bytes_arrived)) fail_job(benchmark, "a ping-pong's bytes did not arrive intact");
+
   table results{
       "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
       "dcuda_wait_notifications_on_stream), one way, peer path, 2 processes",
@@ -97,27 +153,35 @@ int main(int argc, char** argv) {
       32,
       0,
       {}};
-  bool bytes_arrived = true;
-  for (const std::size_t size : sizes) {
-    BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, size));
-    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
-    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
-    const double dcuda_us = stream_ping_pong_us(
-        world, stream,
-        [&](int) {
-          dcuda_put_notify_on_stream(session.context(), win, other, 0, size, source.get(), tag,
-                                     stream);
-        },
-        [&](int) { dcuda_wait_notifications_on_stream(session.context(), me, tag, 1, stream); });
-    bytes_arrived = bytes_arrived && holds_other_payload(world, window.get<unsigned char>(), size);
-    const double floor_us =
-        floor.run(stream, source.get<unsigned char>(), size, [&](const unsigned char* received) {
-          bytes_arrived = bytes_arrived && holds_other_payload(world, received, size);
-        });
-    results.rows.push_back({size, dcuda_us, floor_us});
+  table switch_over{
+      "dcuda_put_notify_on_stream as one kernel at every size "
+      "(DCUDA_STREAM_COPY_ENGINE_FROM=2147483647), one way, peer path, 2 processes",
+      "us",
+      "copy engines",
+      "dcuda_put_notify_on_stream as a copy by the copy engines and a counting kernel at every "
+      "size (DCUDA_STREAM_COPY_ENGINE_FROM=0), same ping-pong, same run",
+      2,
+      32,
+      0,
+      {}};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    results.rows.push_back({sizes[i], by_default[i], floor_us[i]});
+    switch_over.rows.push_back({sizes[i], kernel_only[i], copy_engines_only[i]});
   }
-  if (world.any(!bytes_arrived)) fail_job(benchmark, "a ping-pong's bytes did not arrive intact");
-  if (out) out->print(results);
+  if (out) {
+    out->print(results);
+    out->print(switch_over);
+    // The smallest size from which the copy engines are faster at this and every larger size.
+    std::size_t copy_engines_from = 0;
+    for (std::size_t i = sizes.size(); i-- > 0 && copy_engines_only[i] < kernel_only[i];) {
+      copy_engines_from = sizes[i];
+    }
+    if (copy_engines_from == 0) {
+      std::printf("# one kernel was as fast as the copy engines or faster at every size\n\n");
+    } else {
+      std::printf("# the copy engines were faster from %zu bytes on\n\n", copy_engines_from);
+    }
+  }
 
   const char* nvshmem_file = std::getenv("DCUDA_NVSHMEM_RESULT");
   if (out && nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
@@ -150,8 +214,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  cudaStreamDestroy(stream);
-  dcuda_host_win_free(session.context(), win);
   if (out) out->write_json();
   return 0;
 }

@@ -166,6 +166,8 @@ sanitized_cases=(
   pack_async_and_unpack_async_move_every_typed_byte
   ranks_pack_and_unpack_typed_data_with_all_their_warps
   typed_puts_land_every_byte_in_the_target_layout_and_nothing_else
+  stream_ordered_puts_land_between_the_kernels_of_their_stream
+  multi_block_puts_on_several_streams_count_once_after_all_their_bytes
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).

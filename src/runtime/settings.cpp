@@ -112,9 +112,12 @@ constexpr setting_name host_barrier{"DCUDA_HOST_WORLD_BARRIER", "--dcuda-host-wo
 constexpr setting_name shared_gpus{"DCUDA_ALLOW_SHARED_GPUS", "--dcuda-allow-shared-gpus="};
 constexpr setting_name emulate_nodes{"DCUDA_EMULATE_NODES", "--dcuda-emulate-nodes="};
 constexpr setting_name network_chunk{"DCUDA_NETWORK_CHUNK", "--dcuda-network-chunk="};
-constexpr setting_name all_settings[] = {device,      ranks,         timeout,       network,
-                                         verbose,     debug,         network_trace, host_barrier,
-                                         shared_gpus, emulate_nodes, network_chunk};
+constexpr setting_name stream_copy_engine_from{"DCUDA_STREAM_COPY_ENGINE_FROM",
+                                               "--dcuda-stream-copy-engine-from="};
+constexpr setting_name all_settings[] = {device,        ranks,         timeout,
+                                         network,       verbose,       debug,
+                                         network_trace, host_barrier,  shared_gpus,
+                                         emulate_nodes, network_chunk, stream_copy_engine_from};
 
 // Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
 constexpr const char* other_known_variables[] = {
@@ -240,6 +243,10 @@ settings read_settings(const std::vector<std::string>& arguments,
   if (auto value = lookup(network_chunk, arguments, environment)) {
     result.network_chunk_bytes = parse_power_of_two(
         network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest);
+  }
+  if (auto value = lookup(stream_copy_engine_from, arguments, environment)) {
+    result.stream_copy_engine_from =
+        static_cast<std::size_t>(parse_integer(stream_copy_engine_from, *value, 0));
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

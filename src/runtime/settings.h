@@ -33,10 +33,16 @@ struct settings {
   // DCUDA_NETWORK_CHUNK / --dcuda-network-chunk=BYTES: the pipeline stage of the network path (a
   // power of two, network_chunk_lowest..network_chunk_highest; the same in every process).
   std::size_t network_chunk_bytes = network_chunk_default;
+  // DCUDA_STREAM_COPY_ENGINE_FROM / --dcuda-stream-copy-engine-from=BYTES: a stream-ordered
+  // put_notify of at least this many bytes is a copy by the copy engines and a counting kernel;
+  // a smaller one is one kernel that copies and counts (runtime/stream_operations.h). 0: always
+  // the copy engines; by default one kernel at every size (measured faster up to 4 MiB).
+  std::size_t stream_copy_engine_from = stream_copy_engine_from_default;
 
   static constexpr std::size_t network_chunk_default = std::size_t{1} << 20;
   static constexpr std::size_t network_chunk_lowest = std::size_t{64} << 10;
   static constexpr std::size_t network_chunk_highest = std::size_t{16} << 20;
+  static constexpr std::size_t stream_copy_engine_from_default = 2147483647;  // int's largest
 };
 
 // Reads the settings; a malformed value throws runtime::error naming the setting and the value.

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -27,28 +28,52 @@ __global__ void count_notification(std::uint32_t* counter) {
   device::red_relaxed_sys_increment_u32(counter);
 }
 
-// A small put_notify in one kernel: the block copies the payload with stores (over NVLink for a
-// peer), then counts. One launch instead of a copy by the copy engines followed by the counting
-// kernel; the block barrier orders every thread's stores before thread 0's release fence, which
-// is cumulative, so a waiter that sees the count sees the bytes.
+// Copies `size` bytes with every thread of the grid: 16 bytes per load and store where source
+// and destination have the same alignment to 16 bytes (the bytes before the first aligned word
+// and after the last one a byte per thread), a byte per thread otherwise.
+__device__ void copy_with_grid(char* destination, const char* source, std::uint64_t size) {
+  const std::uint64_t thread = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t threads = gridDim.x * static_cast<std::uint64_t>(blockDim.x);
+  const auto to = reinterpret_cast<std::uintptr_t>(destination);
+  const auto from = reinterpret_cast<std::uintptr_t>(source);
+  std::uint64_t head = size;  // bytes copied one at a time from the start
+  std::uint64_t words = 0;    // then 16-byte words
+  if ((to - from) % sizeof(uint4) == 0) {
+    head = (sizeof(uint4) - to % sizeof(uint4)) % sizeof(uint4);
+    if (head > size) head = size;
+    words = (size - head) / sizeof(uint4);
+  }
+  auto* wide_destination = reinterpret_cast<uint4*>(destination + head);
+  const auto* wide_source = reinterpret_cast<const uint4*>(source + head);
+  for (std::uint64_t i = thread; i < words; i += threads) wide_destination[i] = wide_source[i];
+  for (std::uint64_t i = thread; i < head; i += threads) destination[i] = source[i];
+  for (std::uint64_t i = head + words * sizeof(uint4) + thread; i < size; i += threads) {
+    destination[i] = source[i];
+  }
+}
+
+// A put_notify in one kernel: the grid copies the payload with stores (over NVLink for a peer),
+// then counts once. One launch instead of a copy by the copy engines followed by the counting
+// kernel. In each block the barrier orders every thread's stores before thread 0's release fence,
+// which is cumulative. With one block that thread counts. With several, each block's thread 0
+// adds its arrival to the stream's arrival word; the last to arrive acquires (so the other blocks'
+// released stores are ordered before what it does next), releases again and counts: a waiter that
+// sees the count sees every block's bytes. It also resets the word, which the stream's next
+// kernel reads only after this one has ended.
 __global__ void __launch_bounds__(put_threads)
-    put_and_count(char* destination, const char* source, std::uint64_t size,
-                  std::uint32_t* counter) {
-  const bool wide = ((reinterpret_cast<std::uintptr_t>(destination) |
-                      reinterpret_cast<std::uintptr_t>(source) | size) %
-                     sizeof(uint4)) == 0;
-  if (wide) {
-    for (std::uint64_t i = threadIdx.x; i < size / sizeof(uint4); i += blockDim.x) {
-      reinterpret_cast<uint4*>(destination)[i] = reinterpret_cast<const uint4*>(source)[i];
-    }
-  } else {
-    for (std::uint64_t i = threadIdx.x; i < size; i += blockDim.x) destination[i] = source[i];
-  }
+    put_and_count(char* destination, const char* source, std::uint64_t size, std::uint32_t* counter,
+                  std::uint32_t* arrivals) {
+  copy_with_grid(destination, source, size);
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x != 0) return;
+  device::fence_release_sys();
+  if (gridDim.x > 1) {
+    if (device::atomic_add_relaxed_gpu_u32(arrivals, 1) != gridDim.x - 1) return;
+    device::fence_acquire_sys();
+    *arrivals = 0;
     device::fence_release_sys();
-    device::red_relaxed_sys_increment_u32(counter);
   }
+  device::red_relaxed_sys_increment_u32(counter);
 }
 
 // One thread per process: the arrival of this process at a barrier, counted at every process.
@@ -84,10 +109,12 @@ std::uint32_t wait_thresholds::consume(int local_rank, int tag, int count) {
 
 stream_operations::stream_operations(const process_paths& paths,
                                      const bootstrap::rank_layout& ranks, int device,
-                                     double wait_timeout_s)
+                                     double wait_timeout_s, std::size_t copy_engine_from)
     : paths_(paths),
       ranks_(ranks),
       device_(device),
+      copy_engine_from_(copy_engine_from),
+      max_put_blocks_(1),
       flush_remote_writes_(false),
       counters_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags + 1),
       process_counters_(static_cast<std::size_t>(paths.process_count()), nullptr),
@@ -103,6 +130,10 @@ stream_operations::stream_operations(const process_paths& paths,
   int flush = 0;
   DCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&flush, cudaDevAttrCanFlushRemoteWrites, device));
   flush_remote_writes_ = flush != 0;
+  int multiprocessors = 1;
+  DCUDA_CUDA_CHECK(
+      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  max_put_blocks_ = static_cast<unsigned>(std::max(multiprocessors, 1));
   // Zeroed before any process can count here: the exchange below is after it on every process.
   DCUDA_CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.size() * sizeof(std::uint32_t)));
   process_counters_[static_cast<std::size_t>(paths.process_index)] = counters_.get();
@@ -230,6 +261,22 @@ std::uint32_t* stream_operations::counter_of(int rank, int tag) const {
          protocol::counter_index(local, static_cast<std::uint32_t>(tag));
 }
 
+std::uint32_t* stream_operations::arrival_word(cudaStream_t stream) {
+  unsigned long long id = 0;
+  DCUDA_CUDA_CHECK(cudaStreamGetId(stream, &id));
+  const auto found = arrival_words_.find(id);
+  if (found != arrival_words_.end()) return found->second;
+  if (arrival_blocks_.empty() || arrival_words_used_ == arrival_block_words) {
+    device_array<std::uint32_t> block(arrival_block_words);
+    DCUDA_CUDA_CHECK(cudaMemset(block.get(), 0, arrival_block_words * sizeof(std::uint32_t)));
+    arrival_blocks_.push_back(std::move(block));
+    arrival_words_used_ = 0;
+  }
+  std::uint32_t* word = arrival_blocks_.back().get() + arrival_words_used_++;
+  arrival_words_.emplace(id, word);
+  return word;
+}
+
 void stream_operations::check_stream(const char* call, cudaStream_t stream) const {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   DCUDA_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
@@ -255,9 +302,17 @@ void stream_operations::put(const char* call, int handle, int rank, std::size_t 
   }
   check_stream(call, stream);
   char* destination = window.bases[static_cast<std::size_t>(process)] + offset;
-  if (tag && size > 0 && size <= kernel_put_limit && readable_by_this_gpu(source)) {
-    put_and_count<<<1, put_threads, 0, stream>>>(destination, static_cast<const char*>(source),
-                                                 size, counter_of(rank, *tag));
+  const bool aligned_alike =
+      (reinterpret_cast<std::uintptr_t>(destination) - reinterpret_cast<std::uintptr_t>(source)) %
+          16 ==
+      0;
+  if (tag && size > 0 && size < copy_engine_from_ &&
+      (aligned_alike || size <= misaligned_kernel_put_limit) && readable_by_this_gpu(source)) {
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
+        (size + bytes_per_put_block - 1) / bytes_per_put_block, max_put_blocks_));
+    std::uint32_t* arrivals = blocks > 1 ? arrival_word(stream) : nullptr;
+    put_and_count<<<blocks, put_threads, 0, stream>>>(destination, static_cast<const char*>(source),
+                                                      size, counter_of(rank, *tag), arrivals);
     DCUDA_CUDA_CHECK(cudaGetLastError());
     return;
   }

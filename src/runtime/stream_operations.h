@@ -3,9 +3,13 @@
 // by the peer path (CUDA IPC). Each operation becomes work on the caller's stream:
 //   put            a copy by the copy engines, into the target's window as mapped here;
 //   notification   a one-thread kernel that adds 1 to the target rank's counter of the tag;
-//   small put_notify  one kernel that copies the bytes with stores and then counts (up to
-//                  kernel_put_limit bytes from memory this GPU reads: one launch instead of a
-//                  copy and a launch);
+//   put_notify     one kernel that copies the bytes with stores and then counts, below
+//                  DCUDA_STREAM_COPY_ENGINE_FROM bytes from memory this GPU reads: one launch
+//                  instead of a copy and a launch. Its grid grows with the size (a block per
+//                  bytes_per_put_block, at most a block per multiprocessor); the blocks of a
+//                  multi-block put count their arrival in their stream's arrival word, and the
+//                  last to arrive counts the notification. Larger puts, and those from pageable
+//                  host memory, are a copy and the counting kernel;
 //   wait           a stream memory operation that holds the stream until the counter reaches
 //                  what the waits queued so far consume (cuStreamWaitValue32, greater or equal,
 //                  in 32-bit wraparound);
@@ -24,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "bootstrap/process_layout.h"
@@ -49,13 +54,17 @@ class wait_thresholds {
 
 class stream_operations {
  public:
-  static constexpr std::size_t kernel_put_limit = std::size_t{32} << 10;
+  // A kernel put takes a block of put_threads threads per this many bytes.
+  static constexpr std::size_t bytes_per_put_block = std::size_t{16} << 10;
+  // Where source and destination differ in their alignment to 16 bytes, a kernel copies a byte per
+  // thread and store: above this size the copy engines are faster.
+  static constexpr std::size_t misaligned_kernel_put_limit = std::size_t{32} << 10;
 
   // Collective over paths.world (every process's first collective host-window call): allocates
   // this GPU's counters and maps those of the peers. `wait_timeout_s`: the watchdog's timeout
-  // (0: off).
+  // (0: off); `copy_engine_from`: the size from which a put_notify takes the copy engines.
   stream_operations(const process_paths& paths, const bootstrap::rank_layout& ranks, int device,
-                    double wait_timeout_s);
+                    double wait_timeout_s, std::size_t copy_engine_from);
   // Waits for the GPU's queued work first (the watchdog still watching the waits).
   ~stream_operations();
   stream_operations(const stream_operations&) = delete;
@@ -80,6 +89,10 @@ class stream_operations {
   // The process of `rank` and whether this process reaches it without the network; checks rank.
   int target_process(const char* call, int rank) const;
   std::uint32_t* counter_of(int rank, int tag) const;
+  // The arrival word of `stream`'s multi-block puts (zero between them). A stream runs its
+  // kernels one after another, so one word serves all of them; streams are told apart by
+  // cudaStreamGetId, which CUDA does not reuse within a context as it may reuse a handle.
+  std::uint32_t* arrival_word(cudaStream_t stream);
   // Refuses a stream that is being captured into a graph: the waits' thresholds are fixed when
   // the call is made, and a replayed graph would wait for counts already consumed.
   void check_stream(const char* call, cudaStream_t stream) const;
@@ -91,6 +104,8 @@ class stream_operations {
   const process_paths& paths_;
   const bootstrap::rank_layout& ranks_;
   int device_;
+  std::size_t copy_engine_from_;
+  unsigned max_put_blocks_;   // the GPU's multiprocessors
   bool flush_remote_writes_;  // the GPU supports CU_STREAM_WAIT_VALUE_FLUSH
   device_array<std::uint32_t> counters_;
   peer_mappings mappings_;                        // the peers' counters and windows
@@ -99,6 +114,11 @@ class stream_operations {
   host_window_table windows_;
   wait_thresholds thresholds_;
   std::uint32_t barriers_ = 0;  // barriers queued by this process
+  // Arrival words, handed out in blocks of arrival_block_words and kept for the context's life.
+  static constexpr std::size_t arrival_block_words = 256;
+  std::vector<device_array<std::uint32_t>> arrival_blocks_;
+  std::size_t arrival_words_used_ = 0;                                    // of the last block
+  std::unordered_map<unsigned long long, std::uint32_t*> arrival_words_;  // by stream id
   stream_wait_watch watch_;
 };
 

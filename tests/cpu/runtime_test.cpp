@@ -59,6 +59,14 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
       runtime::read_settings({"--dcuda-network-chunk=262144"}, {{"DCUDA_NETWORK_CHUNK", "2097152"}})
           .network_chunk_bytes,
       std::size_t{256} << 10);
+  DCUDA_CHECK_EQ(defaults.stream_copy_engine_from, std::size_t{2147483647});
+  DCUDA_CHECK_EQ(runtime::read_settings({"--dcuda-stream-copy-engine-from=0"},
+                                        {{"DCUDA_STREAM_COPY_ENGINE_FROM", "65536"}})
+                     .stream_copy_engine_from,
+                 std::size_t{0});
+  DCUDA_CHECK_EQ(runtime::read_settings({}, {{"DCUDA_STREAM_COPY_ENGINE_FROM", "65536"}})
+                     .stream_copy_engine_from,
+                 std::size_t{65536});
 }
 
 DCUDA_TEST(bad_setting_names_the_setting_and_value) {
@@ -77,7 +85,9 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
         {"DCUDA_NETWORK_CHUNK", "32768"},     // below the smallest
         {"DCUDA_NETWORK_CHUNK", "33554432"},  // above the largest
         {"DCUDA_NETWORK_CHUNK", "-1048576"},
-        {"DCUDA_NETWORK_CHUNK", "1M"}}) {
+        {"DCUDA_NETWORK_CHUNK", "1M"},
+        {"DCUDA_STREAM_COPY_ENGINE_FROM", "-1"},
+        {"DCUDA_STREAM_COPY_ENGINE_FROM", "4 MiB"}}) {
     try {
       runtime::read_settings({}, {{name, value}});
       throw dcuda_test::failure("no error for " + name + "=" + value);

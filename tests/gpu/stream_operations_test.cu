@@ -193,6 +193,57 @@ DCUDA_TEST(a_ready_operation_is_not_held_back_by_another_streams_kernel) {
   dcuda_host_finish(context);
 }
 
+DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes) {
+  require_gpu();
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  constexpr int streams = 4;
+  constexpr int rounds = 6;
+  constexpr int region = 3 << 20;  // each stream's part of the window and of the sources
+  device_buffer<unsigned char> window(streams * region);
+  device_buffer<unsigned char> sources(streams * region);
+  device_buffer<int> wrong(1);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, streams * region, &win);
+  stream_holder holders[streams];
+  const int me = info.rank_start;
+  // From one block to more blocks than the GPU has multiprocessors (the grid then loops), and
+  // from a block and a byte to a partial last word.
+  const int sizes[] = {16385, 200000, (5 << 19) + 3, 1 << 20, 20000};
+  // Offsets into the target and the source part: aligned, aligned alike after a head of bytes,
+  // aligned differently (a byte per store up to 32 KiB, the copy engines above).
+  const int target_shift[streams] = {0, 5, 3, 0};
+  const int source_shift[streams] = {0, 5, 7, 0};
+  for (int round = 0; round < rounds; ++round) {
+    for (int s = 0; s < streams; ++s) {
+      const int size = sizes[(round + s) % 5];
+      const int seed = round * streams + s;
+      unsigned char* source = sources.data + s * region + source_shift[s];
+      const int offset = s * region + target_shift[s];
+      fill_kernel<<<64, 256, 0, holders[s].stream>>>(source, size, seed);
+      dcuda_put_notify_on_stream(context, win, me, offset, size, source, 20 + s, holders[s].stream);
+      dcuda_wait_notifications_on_stream(context, me, 20 + s, 1, holders[s].stream);
+      count_wrong_kernel<<<64, 256, 0, holders[s].stream>>>(window.data + offset, size, seed,
+                                                            wrong.data);
+    }
+  }
+  for (stream_holder& holder : holders) GPU_CHECK(cudaStreamSynchronize(holder.stream));
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  // Each put counted once: one more notification of each tag is still to come.
+  for (int s = 0; s < streams; ++s) {
+    dcuda_wait_notifications_on_stream(context, me, 20 + s, 1, holders[s].stream);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (stream_holder& holder : holders) {
+    DCUDA_CHECK(cudaStreamQuery(holder.stream) == cudaErrorNotReady);
+  }
+  stream_holder sender;
+  for (int s = 0; s < streams; ++s) dcuda_notify_on_stream(context, win, me, 20 + s, sender.stream);
+  for (stream_holder& holder : holders) GPU_CHECK(cudaStreamSynchronize(holder.stream));
+  dcuda_host_win_free(context, win);
+  dcuda_host_finish(context);
+}
+
 // ---- errors: each in a child process, which must end with the message ----
 
 namespace {
