@@ -183,8 +183,9 @@ void report::print(const table& results) {
               device_.driver.c_str(), date_.c_str(), commit_.c_str());
   std::printf("# ranks: %d x %d threads; reference: %s\n", results.ranks, results.threads_per_rank,
               results.reference_detail.c_str());
-  std::printf("%-10s%20s%24s%10s\n", "# Size", dcuda_column.c_str(), reference_column.c_str(),
-              "ratio");
+  const std::string size_column = "# " + results.size_column;
+  std::printf("%-10s%20s%24s%10s\n", size_column.c_str(), dcuda_column.c_str(),
+              reference_column.c_str(), "ratio");
   for (const row& r : results.rows) {
     std::printf("%-10zu%20.2f%24.2f%10.2f\n", r.size_bytes, r.dcuda, r.reference, ratio_of(r));
   }
@@ -231,7 +232,9 @@ void report::write_json() const {
          << ", \"ranks\": " << t.ranks << ", \"threads_per_rank\": " << t.threads_per_rank
          << ",\n     \"reference\": " << quoted(t.reference_name)
          << ", \"reference_detail\": " << quoted(t.reference_detail)
-         << ", \"reference_blocks\": " << t.reference_blocks << ",\n     \"rows\": [";
+         << ", \"reference_blocks\": " << t.reference_blocks;
+    if (t.size_column != "Size") json << ", \"size_column\": " << quoted(t.size_column);
+    json << ",\n     \"rows\": [";
     const char* row_separator = "\n";
     for (const row& r : t.rows) {
       json << row_separator << "       {\"size\": " << r.size_bytes

@@ -65,6 +65,9 @@ struct table {
   int threads_per_rank = 0;
   int reference_blocks = 0;  // thread blocks of the reference (0: not a kernel)
   std::vector<row> rows;
+  // What row::size_bytes holds where it is not a message size (e.g. "K0 (us)"): the heading of
+  // the first column, and the JSON's "size_column".
+  std::string size_column = "Size";
 };
 
 // A figure the project has promised (an issue's acceptance criterion).
