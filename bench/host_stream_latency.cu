@@ -57,7 +57,7 @@ bool holds_other_payload(const mpi_world& world, const unsigned char* received, 
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
 // own with `setting` (where a put_notify switches to the copy engines; empty: the default);
 // `bytes_arrived` turns false where a payload did not arrive intact.
-std::vector<double> dcuda_ping_pong_us(const mpi_world& world, const options& command_line,
+std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& command_line,
                                        const std::vector<std::size_t>& sizes,
                                        const std::string& setting, bool& bytes_arrived) {
   std::vector<std::string> settings{"--dcuda-ranks-per-device=1"};
@@ -78,7 +78,7 @@ std::vector<double> dcuda_ping_pong_us(const mpi_world& world, const options& co
   dcuda_host_win_create(session.context(), window.get(), largest_message, &win);
   cudaStream_t stream = nullptr;
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  std::vector<double> one_way_us;
+  std::vector<figure> one_way_us;
   for (const std::size_t size : sizes) {
     BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, size));
     BENCH_CUDA_CHECK(cudaDeviceSynchronize());
@@ -114,11 +114,11 @@ int main(int argc, char** argv) {
   // engines at every size: where the second gets faster than the first is the switch-over that
   // DCUDA_STREAM_COPY_ENGINE_FROM sets.
   bool bytes_arrived = true;
-  const std::vector<double> by_default =
+  const std::vector<figure> by_default =
       dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived);
-  const std::vector<double> kernel_only = dcuda_ping_pong_us(
+  const std::vector<figure> kernel_only = dcuda_ping_pong_us(
       world, command_line, sizes, "--dcuda-stream-copy-engine-from=2147483647", bytes_arrived);
-  const std::vector<double> copy_engines_only = dcuda_ping_pong_us(
+  const std::vector<figure> copy_engines_only = dcuda_ping_pong_us(
       world, command_line, sizes, "--dcuda-stream-copy-engine-from=0", bytes_arrived);
 
   std::vector<double> floor_us;
@@ -165,15 +165,18 @@ int main(int argc, char** argv) {
       0,
       {}};
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    results.rows.push_back({sizes[i], by_default[i], floor_us[i]});
-    switch_over.rows.push_back({sizes[i], kernel_only[i], copy_engines_only[i]});
+    results.rows.push_back(
+        {sizes[i], by_default[i].median, floor_us[i], by_default[i].min, by_default[i].max});
+    switch_over.rows.push_back({sizes[i], kernel_only[i].median, copy_engines_only[i].median,
+                                kernel_only[i].min, kernel_only[i].max});
   }
   if (out) {
     out->print(results);
     out->print(switch_over);
     // The smallest size from which the copy engines are faster at this and every larger size.
     std::size_t copy_engines_from = 0;
-    for (std::size_t i = sizes.size(); i-- > 0 && copy_engines_only[i] < kernel_only[i];) {
+    for (std::size_t i = sizes.size();
+         i-- > 0 && copy_engines_only[i].median < kernel_only[i].median;) {
       copy_engines_from = sizes[i];
     }
     if (copy_engines_from == 0) {

@@ -279,7 +279,7 @@ table on_stream_ping_pong(const mpi_world& world, const nvshmem_buffers& buffers
     BENCH_CUDA_CHECK(cudaMemset(buffers.signal(), 0, sizeof(std::uint64_t)));
     BENCH_CUDA_CHECK(cudaDeviceSynchronize());
     nvshmem_barrier_all();
-    const double nvshmem_us = stream_ping_pong_us(
+    const figure nvshmem_us = stream_ping_pong_us(
         world, stream,
         [&](int message) {
           nvshmemx_putmem_signal_on_stream(buffers.receive(), buffers.send(), size,
@@ -295,7 +295,7 @@ table on_stream_ping_pong(const mpi_world& world, const nvshmem_buffers& buffers
         floor.run(stream, buffers.send(), size, [&](const unsigned char* received) {
           arrived = arrived && holds_other_payload(received, size);
         });
-    results.rows.push_back({size, nvshmem_us, floor_us});
+    results.rows.push_back({size, nvshmem_us.median, floor_us, nvshmem_us.min, nvshmem_us.max});
   }
   if (world.any(!arrived)) fail_job(benchmark, "on-stream ping-pong: wrong data received");
   cudaStreamDestroy(stream);

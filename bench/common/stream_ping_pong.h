@@ -18,11 +18,11 @@ namespace dcuda_bench {
 
 inline constexpr int stream_round_trips = 100;  // a repetition
 
-// One way in microseconds on process 0 (the median of `repetitions`), collective. `send(k)` and
-// `wait(k)` queue the k-th message of this process (k counts from 1 over the whole call, so that
-// signals set to k grow) on `stream`.
+// One way in microseconds on process 0 (the median of `repetitions`, with their range), on every
+// process; collective. `send(k)` and `wait(k)` queue the k-th message of this process (k counts
+// from 1 over the whole call, so that signals set to k grow) on `stream`.
 template <typename Send, typename Wait>
-double stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& send, Wait&& wait) {
+figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& send, Wait&& wait) {
   cudaEvent_t start = nullptr;
   cudaEvent_t stop = nullptr;
   BENCH_CUDA_CHECK(cudaEventCreate(&start));
@@ -52,9 +52,13 @@ double stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  const double one_way =
-      world.process() == 0 ? median_one_way_us(nanoseconds, stream_round_trips) : 0.0;
-  return world.from_process0(one_way);
+  std::vector<double> one_way_us;
+  for (const unsigned long long ns : nanoseconds) {
+    one_way_us.push_back(static_cast<double>(ns) / stream_round_trips / 2 / 1000);
+  }
+  const figure one_way = summary(one_way_us);  // process 0's; empty elsewhere
+  return {world.from_process0(one_way.median), world.from_process0(one_way.min),
+          world.from_process0(one_way.max)};
 }
 
 }  // namespace dcuda_bench

@@ -49,7 +49,7 @@ class stream_memop_ping_pong {
                                        static_cast<cuuint32_t>(message), CU_STREAM_WAIT_VALUE_GEQ),
                    "cuStreamWaitValue32");
     };
-    const double one_way = stream_ping_pong_us(world_, stream, send, wait);
+    const double one_way = stream_ping_pong_us(world_, stream, send, wait).median;
     check(payload_.mine());
     return one_way;
   }

@@ -308,8 +308,11 @@ void stream_operations::put(const char* call, int handle, int rank, std::size_t 
       0;
   if (tag && size > 0 && size < copy_engine_from_ &&
       (aligned_alike || size <= misaligned_kernel_put_limit) && readable_by_this_gpu(source)) {
-    const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
-        (size + bytes_per_put_block - 1) / bytes_per_put_block, max_put_blocks_));
+    const auto blocks =
+        size <= single_block_put_limit
+            ? 1u
+            : static_cast<unsigned>(std::min<std::size_t>(
+                  (size + bytes_per_put_block - 1) / bytes_per_put_block, max_put_blocks_));
     std::uint32_t* arrivals = blocks > 1 ? arrival_word(stream) : nullptr;
     put_and_count<<<blocks, put_threads, 0, stream>>>(destination, static_cast<const char*>(source),
                                                       size, counter_of(rank, *tag), arrivals);

@@ -5,11 +5,13 @@
 //   notification   a one-thread kernel that adds 1 to the target rank's counter of the tag;
 //   put_notify     one kernel that copies the bytes with stores and then counts, below
 //                  DCUDA_STREAM_COPY_ENGINE_FROM bytes from memory this GPU reads: one launch
-//                  instead of a copy and a launch. Its grid grows with the size (a block per
-//                  bytes_per_put_block, at most a block per multiprocessor); the blocks of a
-//                  multi-block put count their arrival in their stream's arrival word, and the
-//                  last to arrive counts the notification. Larger puts, and those from pageable
-//                  host memory, are a copy and the counting kernel;
+//                  instead of a copy and a launch. Its grid grows with the size (one block up
+//                  to single_block_put_limit, then a block per bytes_per_put_block, at most a
+//                  block per multiprocessor); the blocks of a multi-block put count their
+//                  arrival in their stream's arrival word, and the last to arrive counts the
+//                  notification. Larger puts, those from pageable host memory and those above
+//                  misaligned_kernel_put_limit whose source and target differ in their alignment
+//                  are a copy and the counting kernel;
 //   wait           a stream memory operation that holds the stream until the counter reaches
 //                  what the waits queued so far consume (cuStreamWaitValue32, greater or equal,
 //                  in 32-bit wraparound);
@@ -54,8 +56,12 @@ class wait_thresholds {
 
 class stream_operations {
  public:
-  // A kernel put takes a block of put_threads threads per this many bytes.
-  static constexpr std::size_t bytes_per_put_block = std::size_t{16} << 10;
+  // A kernel put of up to this many bytes is one block of put_threads threads: a larger grid
+  // copies faster but adds the arrival (a fence and an atomic), which cost more up to here.
+  static constexpr std::size_t single_block_put_limit = std::size_t{32} << 10;
+  // A larger kernel put takes a block per this many bytes (as many blocks as multiprocessors at
+  // most; measured against 16 and 32 KiB, docs/performance.md).
+  static constexpr std::size_t bytes_per_put_block = std::size_t{8} << 10;
   // Where source and destination differ in their alignment to 16 bytes, a kernel copies a byte per
   // thread and store: above this size the copy engines are faster.
   static constexpr std::size_t misaligned_kernel_put_limit = std::size_t{32} << 10;
