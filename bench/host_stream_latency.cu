@@ -25,12 +25,12 @@
 #include "common/bench_report.h"
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
+#include "common/device_payload.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
 #include "common/stream_ping_pong.h"
 #include "dcuda/device.cuh"
 #include "dcuda/host_stream.h"
-#include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
 #include "reference/stream_memop_ping_pong.h"
 
 namespace {
@@ -47,13 +47,6 @@ __global__ void idle_kernel(dcuda_context_handle ctx) {
   dcuda_gpu_finish(gst);
 }
 
-// Whether `received` (device memory) holds the other process's payload of `size` bytes.
-bool holds_other_payload(const mpi_world& world, const unsigned char* received, std::size_t size) {
-  std::vector<unsigned char> bytes(size);
-  BENCH_CUDA_CHECK(cudaMemcpy(bytes.data(), received, size, cudaMemcpyDeviceToHost));
-  return host_holds_payload(bytes.data(), size, 1 - world.process());
-}
-
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
 // own with `setting` (where a put_notify switches to the copy engines; empty: the default);
 // `bytes_arrived` turns false where a payload did not arrive intact.
@@ -68,12 +61,7 @@ std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& co
   const int other = 1 - me;  // one rank per process: world rank = process index
   device_bytes window(largest_message);
   device_bytes source(largest_message);
-  {
-    std::vector<unsigned char> payload(largest_message);
-    fill_host_payload(payload.data(), largest_message, world.process());
-    BENCH_CUDA_CHECK(
-        cudaMemcpy(source.get(), payload.data(), largest_message, cudaMemcpyHostToDevice));
-  }
+  upload_payload(source.get(), largest_message, world.process());
   dcuda_win win = DCUDA_WIN_NONE;
   dcuda_host_win_create(session.context(), window.get(), largest_message, &win);
   cudaStream_t stream = nullptr;
@@ -90,7 +78,7 @@ std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& co
                                      stream);
         },
         [&](int) { dcuda_wait_notifications_on_stream(session.context(), me, tag, 1, stream); }));
-    bytes_arrived = bytes_arrived && holds_other_payload(world, window.get<unsigned char>(), size);
+    bytes_arrived = bytes_arrived && device_holds_payload(window.get(), size, other);
   }
   cudaStreamDestroy(stream);
   dcuda_host_win_free(session.context(), win);
@@ -124,10 +112,7 @@ int main(int argc, char** argv) {
   std::vector<double> floor_us;
   {
     device_bytes source(largest_message);
-    std::vector<unsigned char> payload(largest_message);
-    fill_host_payload(payload.data(), largest_message, world.process());
-    BENCH_CUDA_CHECK(
-        cudaMemcpy(source.get(), payload.data(), largest_message, cudaMemcpyHostToDevice));
+    upload_payload(source.get(), largest_message, world.process());
     cudaStream_t stream = nullptr;
     BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     stream_memop_ping_pong floor(world, largest_message);
@@ -135,7 +120,8 @@ int main(int argc, char** argv) {
       world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
       floor_us.push_back(
           floor.run(stream, source.get<unsigned char>(), size, [&](const unsigned char* received) {
-            bytes_arrived = bytes_arrived && holds_other_payload(world, received, size);
+            bytes_arrived =
+                bytes_arrived && device_holds_payload(received, size, 1 - world.process());
           }));
     }
     cudaStreamDestroy(stream);

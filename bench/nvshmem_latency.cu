@@ -37,6 +37,7 @@
 
 #include "common/bench_report.h"
 #include "common/cuda_check.h"
+#include "common/device_payload.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
 #include "common/nvshmem_start.h"
@@ -249,16 +250,9 @@ table on_stream_ping_pong(const mpi_world& world, const nvshmem_buffers& buffers
                           const std::vector<std::size_t>& sizes) {
   cudaStream_t stream = nullptr;
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  {
-    std::vector<unsigned char> payload(largest_message);
-    fill_host_payload(payload.data(), largest_message, world.process());
-    BENCH_CUDA_CHECK(
-        cudaMemcpy(buffers.send(), payload.data(), largest_message, cudaMemcpyHostToDevice));
-  }
+  upload_payload(buffers.send(), largest_message, world.process());
   const auto holds_other_payload = [&](const unsigned char* received, std::size_t size) {
-    std::vector<unsigned char> bytes(size);
-    BENCH_CUDA_CHECK(cudaMemcpy(bytes.data(), received, size, cudaMemcpyDeviceToHost));
-    return host_holds_payload(bytes.data(), size, 1 - world.process());
+    return device_holds_payload(received, size, 1 - world.process());
   };
   stream_memop_ping_pong floor(world, largest_message);
   table results{

@@ -30,6 +30,7 @@
 #include "common/bench_report.h"
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
+#include "common/device_payload.h"
 #include "common/mpi_world.h"
 #include "common/statistics.h"
 #include "dcuda/device.cuh"
@@ -165,12 +166,8 @@ int main(int argc, char** argv) {
     device_bytes first(message_bytes);
     device_bytes second(message_bytes);
     device_bytes* sources[2] = {&first, &second};
-    std::vector<unsigned char> payload(message_bytes);
-    for (int s = 0; s < 2; ++s) {
-      fill_host_payload(payload.data(), message_bytes, payload_of_stream[s]);
-      BENCH_CUDA_CHECK(
-          cudaMemcpy(sources[s]->get(), payload.data(), message_bytes, cudaMemcpyHostToDevice));
-    }
+    for (int s = 0; s < 2; ++s)
+      upload_payload(sources[s]->get(), message_bytes, payload_of_stream[s]);
     const int peer = info.rank_start + info.rank_responsible;  // process 1's first rank
     sender out{session.context(), win, {peer, peer + 1}, {&first, &second}, {}, 0};
     // The transfer alone (after a warm-up): what K0 must add to K1 to overlap it.
