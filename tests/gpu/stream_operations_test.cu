@@ -240,6 +240,15 @@ DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes)
   stream_holder sender;
   for (int s = 0; s < streams; ++s) dcuda_notify_on_stream(context, win, me, 20 + s, sender.stream);
   for (stream_holder& holder : holders) GPU_CHECK(cudaStreamSynchronize(holder.stream));
+  // The legacy default stream (NULL) and the per-thread one have arrival words of their own too.
+  for (cudaStream_t stream : {cudaStream_t{nullptr}, cudaStreamPerThread}) {
+    fill_kernel<<<64, 256, 0, stream>>>(sources.data, region, 90);
+    dcuda_put_notify_on_stream(context, win, me, 0, region, sources.data, 30, stream);
+    dcuda_wait_notifications_on_stream(context, me, 30, 1, stream);
+    count_wrong_kernel<<<64, 256, 0, stream>>>(window.data, region, 90, wrong.data);
+    GPU_CHECK(cudaStreamSynchronize(stream));
+  }
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
   dcuda_host_win_free(context, win);
   dcuda_host_finish(context);
 }
