@@ -3,10 +3,15 @@
 //
 // Each process queues a ping-pong on a stream of its own (common/stream_ping_pong.h): process 0
 // sends `size` bytes (4 B .. 4 MiB) with dcuda_put_notify_on_stream into process 1's host window
-// and waits with dcuda_wait_notifications_on_stream; process 1 mirrors it. The host queues a whole
-// repetition of 100 round trips before process 0's stream starts, so the figure is the GPUs' and
-// the operations' time, not the host's speed of issuing. One way = round trip / 2, the median of
-// 7 repetitions, from CUDA events on process 0's stream. Both check the bytes they received.
+// and waits with dcuda_wait_notifications_on_stream; process 1 mirrors it. The host queues the
+// 100 round trips of a repetition faster than the GPUs play them, so the figure is the GPUs' and
+// the operations' time, not the host's speed of issuing (a repetition where the host fell behind
+// shows in the row's range). One way = round trip / 2, the median of 7 repetitions, from CUDA
+// events on process 0's stream. Both check the bytes they received.
+//
+// The message rate (of the default context): process 0 queues 10,000 put_notify of 8 B, 1 KiB or
+// 64 KiB back to back, process 1 waits for all of them and answers; time per message against an
+// empty kernel launched as often (the floor of one kernel per message).
 //
 // Reference, same program run: reference/stream_memop_ping_pong.h, the same ping-pong built from
 // a copy and a stream memory operation that writes a flag (one writer per flag: no counting).
@@ -39,6 +44,10 @@ using namespace dcuda_bench;
 
 constexpr const char* benchmark = "host_stream_latency";
 constexpr int tag = 1;
+constexpr int batch_tag = 2;
+constexpr int answer_tag = 3;
+// The message sizes of the message-rate test.
+const std::vector<std::size_t> batch_sizes{8, 1024, 65536};
 
 // The kernel of the context; host-initiated operations need no run of it.
 __global__ void idle_kernel(dcuda_context_handle ctx) {
@@ -47,12 +56,41 @@ __global__ void idle_kernel(dcuda_context_handle ctx) {
   dcuda_gpu_finish(gst);
 }
 
+__global__ void empty_kernel() {}
+
+// The floor of one kernel per message: the time per launch of an empty one-thread kernel, queued
+// `stream_batch_messages` at a time on one stream (median of `repetitions`, with their range).
+figure launch_floor_us() {
+  owned_stream stream;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  BENCH_CUDA_CHECK(cudaEventCreate(&start));
+  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> per_launch_us;
+  for (int repetition = 0; repetition <= repetitions; ++repetition) {
+    BENCH_CUDA_CHECK(cudaEventRecord(start, stream.get()));
+    for (int i = 0; i < stream_batch_messages; ++i) empty_kernel<<<1, 1, 0, stream.get()>>>();
+    BENCH_CUDA_CHECK(cudaGetLastError());
+    BENCH_CUDA_CHECK(cudaEventRecord(stop, stream.get()));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(stop));
+    float milliseconds = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+    if (repetition > 0) {
+      per_launch_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return summary(per_launch_us);
+}
+
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
 // own with `setting` (where a put_notify switches to the copy engines; empty: the default);
 // `bytes_arrived` turns false where a payload did not arrive intact.
 std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& command_line,
                                        const std::vector<std::size_t>& sizes,
-                                       const std::string& setting, bool& bytes_arrived) {
+                                       const std::string& setting, bool& bytes_arrived,
+                                       std::vector<figure>* batch_per_message = nullptr) {
   std::vector<std::string> settings{"--dcuda-ranks-per-device=1"};
   if (!setting.empty()) settings.push_back(setting);
   dcuda_session session(command_line, idle_kernel, 32, settings);
@@ -80,6 +118,25 @@ std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& co
         [&](int) { dcuda_wait_notifications_on_stream(session.context(), me, tag, 1, stream); }));
     bytes_arrived = bytes_arrived && device_holds_payload(window.get(), size, other);
   }
+  for (const std::size_t size : batch_sizes) {
+    if (batch_per_message == nullptr) break;
+    BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, size));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    batch_per_message->push_back(stream_batch_us(
+        world, stream,
+        [&] {
+          dcuda_put_notify_on_stream(session.context(), win, other, 0, size, source.get(),
+                                     batch_tag, stream);
+        },
+        [&](int count) {
+          dcuda_wait_notifications_on_stream(session.context(), me, batch_tag, count, stream);
+        },
+        [&] { dcuda_notify_on_stream(session.context(), win, other, answer_tag, stream); },
+        [&] { dcuda_wait_notifications_on_stream(session.context(), me, answer_tag, 1, stream); }));
+    if (world.process() == 1) {
+      bytes_arrived = bytes_arrived && device_holds_payload(window.get(), size, other);
+    }
+  }
   cudaStreamDestroy(stream);
   dcuda_host_win_free(session.context(), win);
   return one_way_us;
@@ -102,8 +159,9 @@ int main(int argc, char** argv) {
   // engines at every size: where the second gets faster than the first is the switch-over that
   // DCUDA_STREAM_COPY_ENGINE_FROM sets.
   bool bytes_arrived = true;
+  std::vector<figure> batch_per_message;
   const std::vector<figure> by_default =
-      dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived);
+      dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived, &batch_per_message);
   const std::vector<figure> kernel_only = dcuda_ping_pong_us(
       world, command_line, sizes, "--dcuda-stream-copy-engine-from=2147483647", bytes_arrived);
   const std::vector<figure> copy_engines_only = dcuda_ping_pong_us(
@@ -126,6 +184,7 @@ int main(int argc, char** argv) {
     }
     cudaStreamDestroy(stream);
   }
+  const figure launch_floor = launch_floor_us();
   if (world.any(!bytes_arrived)) fail_job(benchmark, "a ping-pong's bytes did not arrive intact");
 
   table results{
@@ -156,9 +215,27 @@ int main(int argc, char** argv) {
     switch_over.rows.push_back({sizes[i], kernel_only[i].median, copy_engines_only[i].median,
                                 kernel_only[i].min, kernel_only[i].max});
   }
+  table rate{
+      "message rate of dcuda_put_notify_on_stream: " + std::to_string(stream_batch_messages) +
+          " queued back to back on one stream, then one answer; time per message, peer "
+          "path, 2 processes",
+      "us",
+      "empty kernel",
+      "an empty one-thread kernel launched " + std::to_string(stream_batch_messages) +
+          " times back to back on one stream (the floor of one kernel per message), "
+          "same run",
+      2,
+      32,
+      1,
+      {}};
+  for (std::size_t i = 0; i < batch_sizes.size(); ++i) {
+    rate.rows.push_back({batch_sizes[i], batch_per_message[i].median, launch_floor.median,
+                         batch_per_message[i].min, batch_per_message[i].max});
+  }
   if (out) {
     out->print(results);
     out->print(switch_over);
+    out->print(rate);
     // The smallest size from which the copy engines are faster at this and every larger size.
     std::size_t copy_engines_from = 0;
     for (std::size_t i = sizes.size();

@@ -61,4 +61,44 @@ figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
           world.from_process0(one_way.max)};
 }
 
+inline constexpr int stream_batch_messages = 10000;  // a repetition of the message-rate test
+
+// The message rate of queued operations, as the time per message in microseconds on process 0
+// (the median of `repetitions`, with their range), on every process; collective. Process 0 queues
+// `stream_batch_messages` sends back to back on `stream` (`send()`), then a wait for one answer
+// (`wait_answer()`); process 1 queues a wait for all of them (`wait_batch(count)`), then the
+// answer (`answer()`). Timed by CUDA events on process 0's stream around the whole batch.
+template <typename Send, typename WaitBatch, typename Answer, typename WaitAnswer>
+figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
+                       WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  BENCH_CUDA_CHECK(cudaEventCreate(&start));
+  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> per_message_us;
+  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
+    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+    if (world.process() == 0) {
+      BENCH_CUDA_CHECK(cudaEventRecord(start, stream));
+      for (int message = 0; message < stream_batch_messages; ++message) send();
+      wait_answer();
+      BENCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+    } else {
+      wait_batch(stream_batch_messages);
+      answer();
+    }
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (world.process() == 0 && repetition > 0) {
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+      per_message_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  const figure time = summary(per_message_us);  // process 0's; empty elsewhere
+  return {world.from_process0(time.median), world.from_process0(time.min),
+          world.from_process0(time.max)};
+}
+
 }  // namespace dcuda_bench
