@@ -17,7 +17,7 @@
 // a copy and a stream memory operation that writes a flag (one writer per flag: no counting).
 // If $DCUDA_NVSHMEM_RESULT names the JSON file of nvshmem_latency (run before, in the same device
 // session), its on-stream figures (nvshmemx_putmem_signal_on_stream) are printed beside dcuda's
-// as one more table, with the target: 4 B at most NVSHMEM's.
+// as one more table, with the target: 4 B at most NVSHMEM's; and its message rate beside dcuda's.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +36,7 @@
 #include "common/stream_ping_pong.h"
 #include "dcuda/device.cuh"
 #include "dcuda/host_stream.h"
+#include "reference/launch_floor.cuh"
 #include "reference/stream_memop_ping_pong.h"
 
 namespace {
@@ -54,34 +55,6 @@ __global__ void idle_kernel(dcuda_context_handle ctx) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(ctx, gst);
   dcuda_gpu_finish(gst);
-}
-
-__global__ void empty_kernel() {}
-
-// The floor of one kernel per message: the time per launch of an empty one-thread kernel, queued
-// `stream_batch_messages` at a time on one stream (median of `repetitions`, with their range).
-figure launch_floor_us() {
-  owned_stream stream;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  BENCH_CUDA_CHECK(cudaEventCreate(&start));
-  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> per_launch_us;
-  for (int repetition = 0; repetition <= repetitions; ++repetition) {
-    BENCH_CUDA_CHECK(cudaEventRecord(start, stream.get()));
-    for (int i = 0; i < stream_batch_messages; ++i) empty_kernel<<<1, 1, 0, stream.get()>>>();
-    BENCH_CUDA_CHECK(cudaGetLastError());
-    BENCH_CUDA_CHECK(cudaEventRecord(stop, stream.get()));
-    BENCH_CUDA_CHECK(cudaEventSynchronize(stop));
-    float milliseconds = 0;
-    BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
-    if (repetition > 0) {
-      per_launch_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
-    }
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return summary(per_launch_us);
 }
 
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
@@ -278,6 +251,29 @@ int main(int argc, char** argv) {
              "NVSHMEM on-stream (ratio)",
              "ratio", results.rows.front().dcuda / four->second, 1.0, true});
       }
+    }
+    const std::map<std::size_t, double> nvshmem_rate =
+        anchor_figures(nvshmem_file, {"NVSHMEM", "message rate"});
+    table rate_against{rate.title,
+                       "us",
+                       "NVSHMEM on-stream",
+                       "nvshmemx_putmem_signal_on_stream queued back to back as many times, then "
+                       "one answer, from nvshmem_latency (" +
+                           std::filesystem::path(nvshmem_file).filename().string() + ")",
+                       2,
+                       32,
+                       0,
+                       {}};
+    for (const row& r : rate.rows) {
+      const auto found = nvshmem_rate.find(r.size_bytes);
+      if (found != nvshmem_rate.end()) {
+        rate_against.rows.push_back({r.size_bytes, r.dcuda, found->second});
+      }
+    }
+    if (rate_against.rows.empty()) {
+      std::printf("# %s holds no NVSHMEM message rate; no table against it\n\n", nvshmem_file);
+    } else {
+      out->print(rate_against);
     }
   }
   if (out) out->write_json();

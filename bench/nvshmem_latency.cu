@@ -47,6 +47,7 @@
 #include "dcuda/detail/device/clock.cuh"
 #include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
 #include "reference/peer_flag_ping_pong.cuh"
+#include "reference/launch_floor.cuh"
 #include "reference/peer_memcpy_bandwidth.cuh"
 #include "reference/stream_memop_ping_pong.h"
 
@@ -296,6 +297,66 @@ table on_stream_ping_pong(const mpi_world& world, const nvshmem_buffers& buffers
   return results;
 }
 
+// The message rate of queued nvshmemx_putmem_signal_on_stream (collective), as
+// host_stream_latency measures dcuda's: PE 0 queues stream_batch_messages of them back to back
+// (the signal set to the message number), PE 1 waits for the last one's signal and answers with
+// nvshmemx_signal_op_on_stream; time per message, beside empty kernel launches.
+table on_stream_message_rate(const mpi_world& world, const nvshmem_buffers& buffers) {
+  owned_stream stream;
+  upload_payload(buffers.send(), largest_message, world.process());
+  const figure floor = launch_floor_us();
+  table results{"NVSHMEM on-stream message rate (nvshmemx_putmem_signal_on_stream): " +
+                    std::to_string(stream_batch_messages) +
+                    " queued back to back on one stream, then one answer; time per message, "
+                    "2 PEs",
+                "us",
+                "empty kernel",
+                "an empty one-thread kernel launched " + std::to_string(stream_batch_messages) +
+                    " times back to back on one stream, same run",
+                2,
+                0,
+                1,
+                {}};
+  const int peer = 1 - world.process();
+  bool arrived = true;
+  for (const std::size_t size : {std::size_t{8}, std::size_t{1024}, std::size_t{65536}}) {
+    BENCH_CUDA_CHECK(cudaMemset(buffers.receive(), 0, size));
+    BENCH_CUDA_CHECK(cudaMemset(buffers.signal(), 0, sizeof(std::uint64_t)));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    std::uint64_t sent = 0;      // PE 0: signals set so far
+    std::uint64_t expected = 0;  // PE 1: the signal that ends the current batch
+    std::uint64_t answers = 0;
+    const figure per_message = stream_batch_us(
+        world, stream.get(),
+        [&] {
+          nvshmemx_putmem_signal_on_stream(buffers.receive(), buffers.send(), size,
+                                           buffers.signal(), ++sent, NVSHMEM_SIGNAL_SET, peer,
+                                           stream.get());
+        },
+        [&](int count) {
+          expected += static_cast<std::uint64_t>(count);
+          nvshmemx_signal_wait_until_on_stream(buffers.signal(), NVSHMEM_CMP_GE, expected,
+                                               stream.get());
+        },
+        [&] {
+          nvshmemx_signal_op_on_stream(buffers.signal(), ++answers, NVSHMEM_SIGNAL_SET, peer,
+                                       stream.get());
+        },
+        [&] {
+          nvshmemx_signal_wait_until_on_stream(buffers.signal(), NVSHMEM_CMP_GE, ++answers,
+                                               stream.get());
+        });
+    if (world.process() == 1) {
+      arrived = arrived && device_holds_payload(buffers.receive(), size, 0);
+    }
+    results.rows.push_back(
+        {size, per_message.median, floor.median, per_message.min, per_message.max});
+  }
+  if (world.any(!arrived)) fail_job(benchmark, "on-stream message rate: wrong data received");
+  return results;
+}
+
 // Puts per block and kernel: ~256 MiB over all blocks, 10 to 1000 puts.
 int bandwidth_iterations_for(std::size_t size) {
   return static_cast<int>(std::clamp<std::size_t>(
@@ -334,8 +395,10 @@ int main(int argc, char** argv) {
   if (on_stream_only) {
     nvshmem_buffers buffers;
     const table on_stream = on_stream_ping_pong(world, buffers, sizes);
+    const table rate = on_stream_message_rate(world, buffers);
     if (out) {
       out->print(on_stream);
+      out->print(rate);
       out->write_json();
     }
   } else {
@@ -373,6 +436,8 @@ int main(int argc, char** argv) {
     }
     const table on_stream = on_stream_ping_pong(world, buffers, sizes);
     if (out) out->print(on_stream);
+    const table rate = on_stream_message_rate(world, buffers);
+    if (out) out->print(rate);
 
     peer_memcpy_reference memcpy_reference(world, GiB);
     table bandwidth{"NVSHMEM put bandwidth (nvshmemx_putmem_nbi_block, then nvshmem_quiet), " +
