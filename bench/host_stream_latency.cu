@@ -32,6 +32,7 @@
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
 #include "common/message_sizes.h"
+#include "common/notified_ping_pong.cuh"
 #include "common/mpi_world.h"
 #include "common/stream_ping_pong.h"
 #include "dcuda/device.cuh"
@@ -55,6 +56,48 @@ __global__ void idle_kernel(dcuda_context_handle ctx) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(ctx, gst);
   dcuda_gpu_finish(gst);
+}
+
+// A rank of 512 threads per process, as remote_latency's: the device-initiated ping-pong.
+constexpr int device_threads = 512;
+__global__ void __launch_bounds__(device_threads, 1)
+    device_ping_pong_kernel(dcuda_context_handle dcuda) {
+  run_two_process_ping_pong(dcuda);
+}
+
+// The same ping-pong initiated by the ranks (dcuda_put_notify, dcuda_wait_notifications in the
+// persistent kernel), one way at every size, in a context of its own; `bytes_arrived` turns
+// false where a payload did not arrive intact.
+std::vector<figure> device_ping_pong_us(const mpi_world& world, const options& command_line,
+                                        const std::vector<std::size_t>& sizes,
+                                        bool& bytes_arrived) {
+  std::vector<figure> one_way;
+  int mismatches = 0;
+  {
+    dcuda_session session(command_line, device_ping_pong_kernel, device_threads,
+                          {"--dcuda-ranks-per-device=1"});
+    const device_bytes window(2 * largest_message);
+    for (const std::size_t size : sizes) {
+      two_process_latency_run run{};
+      run.op = operation::put_notify;
+      run.size = static_cast<int>(size);
+      run.round_trips = peer_round_trips_for(size);
+      run.warmup = warmup_for(run.round_trips);
+      run.window = window.get<unsigned char>();
+      BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, window.size()));
+      BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+      session.run(run);
+      mismatches += run.mismatches;
+      const one_way_figure figure_us = one_way_us(run.repetition_ns, run.round_trips);
+      one_way.push_back({figure_us.median_us, figure_us.min_us, figure_us.max_us});
+    }
+  }
+  // Process 0's timings, on every process (no MPI while the context lived).
+  for (figure& f : one_way) {
+    f = {world.from_process0(f.median), world.from_process0(f.min), world.from_process0(f.max)};
+  }
+  bytes_arrived = bytes_arrived && mismatches == 0;
+  return one_way;
 }
 
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
@@ -157,6 +200,8 @@ int main(int argc, char** argv) {
     }
     cudaStreamDestroy(stream);
   }
+  const std::vector<figure> device_initiated =
+      device_ping_pong_us(world, command_line, sizes, bytes_arrived);
   const figure launch_floor = launch_floor_us();
   if (world.any(!bytes_arrived)) fail_job(benchmark, "a ping-pong's bytes did not arrive intact");
 
@@ -205,10 +250,38 @@ int main(int argc, char** argv) {
     rate.rows.push_back({batch_sizes[i], batch_per_message[i].median, launch_floor.median,
                          batch_per_message[i].min, batch_per_message[i].max});
   }
+  table initiators{
+      "host-initiated dcuda_put_notify_on_stream against device-initiated "
+      "dcuda_put_notify (a rank of 512 threads per process, in the persistent kernel), "
+      "one way, peer path, 2 processes",
+      "us",
+      "device-initiated",
+      "the same ping-pong between one rank of each process, "
+      "dcuda_put_notify + dcuda_wait_notifications, same run",
+      2,
+      32,
+      0,
+      {}};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    initiators.rows.push_back({sizes[i], by_default[i].median, device_initiated[i].median,
+                               by_default[i].min, by_default[i].max});
+  }
   if (out) {
     out->print(results);
     out->print(switch_over);
     out->print(rate);
+    out->print(initiators);
+    // The smallest size from which the host's calls are faster at this and every larger size.
+    std::size_t host_from = 0;
+    for (std::size_t i = sizes.size();
+         i-- > 0 && by_default[i].median < device_initiated[i].median;) {
+      host_from = sizes[i];
+    }
+    if (host_from == 0) {
+      std::printf("# device-initiated was as fast as host-initiated or faster at every size\n\n");
+    } else {
+      std::printf("# host-initiated overtook device-initiated from %zu bytes on\n\n", host_from);
+    }
     // The smallest size from which the copy engines are faster at this and every larger size.
     std::size_t copy_engines_from = 0;
     for (std::size_t i = sizes.size();

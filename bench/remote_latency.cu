@@ -67,50 +67,13 @@ const char* path_name(path p) {
 // moves at most 128 MiB each way, at least 100. Network path (several us per message): 2000, at
 // most 32 MiB each way, at least 20.
 int round_trips_for(path p, std::size_t size) {
-  if (p == path::peer) {
-    const std::size_t capped = size == 0 ? 20000 : 128 * MiB / size;
-    return static_cast<int>(std::clamp<std::size_t>(capped, 100, 20000));
-  }
+  if (p == path::peer) return peer_round_trips_for(size);
   const std::size_t capped = size == 0 ? 2000 : 32 * MiB / size;
   return static_cast<int>(std::clamp<std::size_t>(capped, 20, 2000));
 }
 
-// What one dcuda_host_run measures, and its results (the user data of the run; each process
-// passes its own).
-struct latency_run {
-  operation op;
-  int size;               // payload bytes of dcuda_put_notify
-  int warmup;             // round trips before the first timed repetition
-  int round_trips;        // per repetition
-  unsigned char* window;  // this process's first rank exposes [send: size][receive: size]
-  unsigned long long repetition_ns[repetitions];  // written by world rank 0
-  int mismatches;                                 // ranks of this process with wrong bytes
-};
-
 __global__ void __launch_bounds__(threads_per_rank, 1) latency_kernel(dcuda_context_handle dcuda) {
-  __shared__ dcuda_state gst;
-  dcuda_gpu_init(dcuda, gst);
-  latency_run* run = nullptr;
-  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
-  int world_rank = 0;
-  int device_rank = 0;
-  int device_ranks = 0;
-  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
-  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
-  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_ranks);
-  const operation op = run->op;
-  const int size = run->size;
-
-  // Process 0 owns world ranks [0, n0), so its first rank is world rank 0 and the first rank of
-  // process 1 is world rank n0 = process 0's rank count.
-  const bool first_process = world_rank == device_rank;
-  const bool pinging = device_rank == 0;
-  const int peer = first_process ? device_ranks : 0;
-  unsigned char* window = pinging ? run->window : nullptr;
-  run_notified_ping_pong(gst, ping_pong_role{pinging, first_process, peer}, op, size, window,
-                         world_rank, run->warmup, run->round_trips, run->repetition_ns,
-                         &run->mismatches);
-  dcuda_gpu_finish(gst);
+  run_two_process_ping_pong(dcuda);
 }
 
 std::string label_of(operation op, std::size_t size, path p) {
@@ -152,7 +115,7 @@ dcuda_figures measure_dcuda(const mpi_world& world, const options& command_line,
     const device_bytes window(2 * largest_message);
 
     const auto measure = [&](operation op, std::size_t size) {
-      latency_run run{};
+      two_process_latency_run run{};
       run.op = op;
       run.size = static_cast<int>(size);
       run.round_trips = round_trips_for(p, size);

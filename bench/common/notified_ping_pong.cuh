@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -94,6 +95,50 @@ inline one_way_figure one_way_us(const unsigned long long (&repetition_ns)[repet
 inline double median_one_way_us(const unsigned long long (&repetition_ns)[repetitions],
                                 int round_trips) {
   return one_way_us(repetition_ns, round_trips).median_us;
+}
+
+// Round trips per repetition on the peer path: 20000, fewer for large messages so that a
+// repetition moves at most 128 MiB each way, at least 100.
+inline int peer_round_trips_for(std::size_t size) {
+  const std::size_t capped = size == 0 ? 20000 : (std::size_t{128} << 20) / size;
+  return static_cast<int>(std::clamp<std::size_t>(capped, 100, 20000));
+}
+
+// What one dcuda_host_run of run_two_process_ping_pong measures, and its results (the user data
+// of the run; each process passes its own).
+struct two_process_latency_run {
+  operation op;
+  int size;               // payload bytes of dcuda_put_notify
+  int warmup;             // round trips before the first timed repetition
+  int round_trips;        // per repetition
+  unsigned char* window;  // this process's first rank exposes [send: size][receive: size]
+  unsigned long long repetition_ns[repetitions];  // written by world rank 0
+  int mismatches;                                 // ranks of this process with wrong bytes
+};
+
+// The body of a benchmark kernel over 2 processes: the first rank of each process pings the
+// other's (the other ranks only take part in the collective calls).
+__device__ inline void run_two_process_ping_pong(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  two_process_latency_run* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int world_rank = 0;
+  int device_rank = 0;
+  int device_ranks = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &device_ranks);
+  // Process 0 owns world ranks [0, n0), so its first rank is world rank 0 and the first rank of
+  // process 1 is world rank n0 = process 0's rank count.
+  const bool first_process = world_rank == device_rank;
+  const bool pinging = device_rank == 0;
+  const int peer = first_process ? device_ranks : 0;
+  unsigned char* window = pinging ? run->window : nullptr;
+  run_notified_ping_pong(gst, ping_pong_role{pinging, first_process, peer}, run->op, run->size,
+                         window, world_rank, run->warmup, run->round_trips, run->repetition_ns,
+                         &run->mismatches);
+  dcuda_gpu_finish(gst);
 }
 
 }  // namespace dcuda_bench
