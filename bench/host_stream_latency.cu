@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   const std::vector<figure> by_default =
       dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived, &batch_per_message);
   const std::vector<figure> kernel_only = dcuda_ping_pong_us(
-      world, command_line, sizes, "--dcuda-stream-copy-engine-from=2147483647", bytes_arrived);
+      world, command_line, sizes, "--dcuda-stream-copy-engine-from=1073741824", bytes_arrived);
   const std::vector<figure> copy_engines_only = dcuda_ping_pong_us(
       world, command_line, sizes, "--dcuda-stream-copy-engine-from=0", bytes_arrived);
 
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
       {}};
   table switch_over{
       "dcuda_put_notify_on_stream as one kernel at every size "
-      "(DCUDA_STREAM_COPY_ENGINE_FROM=2147483647), one way, peer path, 2 processes",
+      "(DCUDA_STREAM_COPY_ENGINE_FROM=1073741824), one way, peer path, 2 processes",
       "us",
       "copy engines",
       "dcuda_put_notify_on_stream as a copy by the copy engines and a counting kernel at every "
@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
   const char* nvshmem_file = std::getenv("DCUDA_NVSHMEM_RESULT");
   if (out && nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
     const std::map<std::size_t, double> nvshmem =
-        anchor_figures(nvshmem_file, {"NVSHMEM", "on-stream"});
+        anchor_figures(nvshmem_file, {"NVSHMEM on-stream ping-pong"});
     table against{results.title,
                   "us",
                   "NVSHMEM on-stream",

@@ -90,6 +90,18 @@ std::size_t parse_power_of_two(const setting_name& name, const std::string& text
   return bytes;
 }
 
+// A count of bytes, 0 or more, up to the largest std::size_t.
+std::size_t parse_bytes(const setting_name& name, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || text[0] == '-' ||
+      value > std::numeric_limits<std::size_t>::max()) {
+    reject(name, text, "a count of bytes, an integer >= 0");
+  }
+  return static_cast<std::size_t>(value);
+}
+
 log_level parse_level(const setting_name& name, const std::string& text) {
   std::string upper = text;
   std::transform(upper.begin(), upper.end(), upper.begin(),
@@ -245,8 +257,7 @@ settings read_settings(const std::vector<std::string>& arguments,
         network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest);
   }
   if (auto value = lookup(stream_copy_engine_from, arguments, environment)) {
-    result.stream_copy_engine_from =
-        static_cast<std::size_t>(parse_integer(stream_copy_engine_from, *value, 0));
+    result.stream_copy_engine_from = parse_bytes(stream_copy_engine_from, *value);
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +43,8 @@ struct settings {
   static constexpr std::size_t network_chunk_default = std::size_t{1} << 20;
   static constexpr std::size_t network_chunk_lowest = std::size_t{64} << 10;
   static constexpr std::size_t network_chunk_highest = std::size_t{16} << 20;
-  static constexpr std::size_t stream_copy_engine_from_default = 2147483647;  // int's largest
+  static constexpr std::size_t stream_copy_engine_from_default =
+      std::numeric_limits<std::size_t>::max();
 };
 
 // Reads the settings; a malformed value throws runtime::error naming the setting and the value.

@@ -134,8 +134,11 @@ stream_operations::stream_operations(const process_paths& paths,
   DCUDA_CUDA_CHECK(
       cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   max_put_blocks_ = static_cast<unsigned>(std::max(multiprocessors, 1));
-  // Zeroed before any process can count here: the exchange below is after it on every process.
+  // Zeroed before any process can count here: the exchange below is after it on every process,
+  // and so is every stream's work here (cudaMemset may return before it is done, and other
+  // streams are not ordered after it).
   DCUDA_CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.size() * sizeof(std::uint32_t)));
+  DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   process_counters_[static_cast<std::size_t>(paths.process_index)] = counters_.get();
   if (paths.process_count() > 1) {
     const std::vector<mapped_export> mapped = exchange_exports(paths, counters_.get(), mappings_);
@@ -239,14 +242,21 @@ void stream_operations::free_window(const char* call, int handle) {
   windows_.remove(call, handle);
 }
 
-bool stream_operations::readable_by_this_gpu(const void* source) const {
+std::size_t stream_operations::kernel_readable_bytes(const void* source) const {
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, source) != cudaSuccess) {
     cudaGetLastError();
-    return false;
+    return 0;
   }
-  return (attributes.type == cudaMemoryTypeDevice && attributes.device == device_) ||
-         (attributes.type == cudaMemoryTypeHost && attributes.devicePointer == source);
+  if (attributes.type == cudaMemoryTypeDevice && attributes.device == device_) {
+    return static_cast<std::size_t>(-1);
+  }
+  // Mapped pinned host memory: the kernel's loads cross PCIe, where the copy engines move large
+  // payloads better; one block's worth still saves the second launch.
+  if (attributes.type == cudaMemoryTypeHost && attributes.devicePointer == source) {
+    return single_block_put_limit;
+  }
+  return 0;
 }
 
 int stream_operations::target_process(const char* call, int rank) const {
@@ -267,12 +277,15 @@ std::uint32_t* stream_operations::arrival_word(cudaStream_t stream) {
   const auto found = arrival_words_.find(id);
   if (found != arrival_words_.end()) return found->second;
   if (arrival_blocks_.empty() || arrival_words_used_ == arrival_block_words) {
-    device_array<std::uint32_t> block(arrival_block_words);
-    DCUDA_CUDA_CHECK(cudaMemset(block.get(), 0, arrival_block_words * sizeof(std::uint32_t)));
-    arrival_blocks_.push_back(std::move(block));
+    const device_scope on_this_gpu(device_);
+    arrival_blocks_.emplace_back(arrival_block_words);
     arrival_words_used_ = 0;
   }
   std::uint32_t* word = arrival_blocks_.back().get() + arrival_words_used_++;
+  // Zeroed on the stream itself, before its first multi-block put: a memset on any other stream
+  // (the legacy one included) would not be ordered before that put, and a legacy-stream memset
+  // would wait for the blocking streams' queued waits, which this put may be what satisfies.
+  DCUDA_CUDA_CHECK(cudaMemsetAsync(word, 0, sizeof(std::uint32_t), stream));
   arrival_words_.emplace(id, word);
   return word;
 }
@@ -307,7 +320,8 @@ void stream_operations::put(const char* call, int handle, int rank, std::size_t 
           16 ==
       0;
   if (tag && size > 0 && size < copy_engine_from_ &&
-      (aligned_alike || size <= misaligned_kernel_put_limit) && readable_by_this_gpu(source)) {
+      (aligned_alike || size <= misaligned_kernel_put_limit) &&
+      size <= kernel_readable_bytes(source)) {
     const auto blocks =
         size <= single_block_put_limit
             ? 1u

@@ -9,7 +9,8 @@
 //                  to single_block_put_limit, then a block per bytes_per_put_block, at most a
 //                  block per multiprocessor); the blocks of a multi-block put count their
 //                  arrival in their stream's arrival word, and the last to arrive counts the
-//                  notification. Larger puts, those from pageable host memory and those above
+//                  notification. Larger puts, those from pageable host memory, those above
+//                  single_block_put_limit from pinned host memory and those above
 //                  misaligned_kernel_put_limit whose source and target differ in their alignment
 //                  are a copy and the counting kernel;
 //   wait           a stream memory operation that holds the stream until the counter reaches
@@ -89,9 +90,10 @@ class stream_operations {
   void barrier(const char* call, cudaStream_t stream);
 
  private:
-  // Whether a kernel on this GPU can read `source` (its own memory, or mapped pinned host memory;
-  // not pageable host memory, which only the copy engines' path takes).
-  bool readable_by_this_gpu(const void* source) const;
+  // How many bytes from `source` a put_notify kernel on this GPU may read: any from its own
+  // memory, single_block_put_limit from mapped pinned host memory, none from pageable host memory
+  // (which only the copy engines' path takes).
+  std::size_t kernel_readable_bytes(const void* source) const;
   // The process of `rank` and whether this process reaches it without the network; checks rank.
   int target_process(const char* call, int rank) const;
   std::uint32_t* counter_of(int rank, int tag) const;
@@ -120,7 +122,8 @@ class stream_operations {
   host_window_table windows_;
   wait_thresholds thresholds_;
   std::uint32_t barriers_ = 0;  // barriers queued by this process
-  // Arrival words, handed out in blocks of arrival_block_words and kept for the context's life.
+  // Arrival words, handed out in blocks of arrival_block_words and kept for the context's life:
+  // one word (4 bytes) per stream that ever made a multi-block put.
   static constexpr std::size_t arrival_block_words = 256;
   std::vector<device_array<std::uint32_t>> arrival_blocks_;
   std::size_t arrival_words_used_ = 0;                                    // of the last block

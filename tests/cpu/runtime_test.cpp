@@ -1,6 +1,7 @@
 // Host runtime pieces that need no GPU: settings, CPU timers, the watchdog, error messages, the
 // layout stamp a kernel compares at dcuda_gpu_init.
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "dcuda/detail/protocol/device_context.h"
@@ -59,7 +60,10 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
       runtime::read_settings({"--dcuda-network-chunk=262144"}, {{"DCUDA_NETWORK_CHUNK", "2097152"}})
           .network_chunk_bytes,
       std::size_t{256} << 10);
-  DCUDA_CHECK_EQ(defaults.stream_copy_engine_from, std::size_t{2147483647});
+  DCUDA_CHECK_EQ(defaults.stream_copy_engine_from, std::numeric_limits<std::size_t>::max());
+  DCUDA_CHECK_EQ(runtime::read_settings({}, {{"DCUDA_STREAM_COPY_ENGINE_FROM", "8589934592"}})
+                     .stream_copy_engine_from,
+                 std::size_t{8} << 30);
   DCUDA_CHECK_EQ(runtime::read_settings({"--dcuda-stream-copy-engine-from=0"},
                                         {{"DCUDA_STREAM_COPY_ENGINE_FROM", "65536"}})
                      .stream_copy_engine_from,

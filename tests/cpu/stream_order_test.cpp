@@ -68,7 +68,9 @@ class simulated_stream {
   void queue_wait(dcuda::runtime::wait_thresholds& thresholds, const counters& on, int tag,
                   int count) {
     const std::uint32_t threshold = thresholds.consume(0, tag, count);
-    queue([&on, tag, threshold] { spin_until([&] { return on.reached(tag, threshold); }); });
+    queue([this, &on, tag, threshold] {
+      if (!spin_until([&] { return on.reached(tag, threshold); })) timed_out_ = true;
+    });
   }
   void queue_mark(completion_log& log, std::string mark) {
     queue([&log, mark] { log.pass(mark); });
@@ -83,15 +85,25 @@ class simulated_stream {
   }
   ~simulated_stream() { join(); }
 
+  // Whether one of its waits gave up (its threshold was never reached): what it ran after that
+  // wait did not wait for anything.
+  bool timed_out() const { return timed_out_; }
+
+  // Whether `done` came true within 5 s.
   template <typename Done>
-  static void spin_until(Done&& done) {
+  static bool spin_until(Done&& done) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
   }
 
  private:
   std::vector<std::function<void()>> work_;
   std::thread thread_;
+  std::atomic<bool> timed_out_{false};
 };
 
 }  // namespace
@@ -108,7 +120,8 @@ DCUDA_TEST(a_ready_wait_completes_while_an_earlier_issued_one_is_still_held) {
   // Issued first: a wait for tag 1, which a sender held behind a long kernel (the gate) counts.
   first_waiter.queue_wait(thresholds, rank, 1, 1);
   first_waiter.queue_mark(log, "tag 1 received");
-  slow_sender.queue([&] { simulated_stream::spin_until([&] { return gate.load(); }); });
+  slow_sender.queue(
+      [&] { static_cast<void>(simulated_stream::spin_until([&] { return gate.load(); })); });
   slow_sender.queue_count(rank, 1);
   // Issued second: a wait for tag 2, counted by a stream that is free.
   second_waiter.queue_wait(thresholds, rank, 2, 1);
@@ -123,6 +136,7 @@ DCUDA_TEST(a_ready_wait_completes_while_an_earlier_issued_one_is_still_held) {
   DCUDA_CHECK(!log.passed("tag 1 received"));  // held until the gate opens
   gate = true;
   first_waiter.join();
+  DCUDA_CHECK(!first_waiter.timed_out() && !second_waiter.timed_out());
   DCUDA_CHECK_EQ(log.position("tag 2 received"), std::size_t{0});
   DCUDA_CHECK_EQ(log.position("tag 1 received"), std::size_t{1});
 }
@@ -154,6 +168,7 @@ DCUDA_TEST(waits_on_one_tag_across_streams_take_their_counts_in_call_order) {
   last_sender.queue_count(rank, 3);
   last_sender.start();
   second_waiter.join();
+  DCUDA_CHECK(!first_waiter.timed_out() && !second_waiter.timed_out());
   DCUDA_CHECK(log.passed("second"));
   DCUDA_CHECK_EQ(rank.words[3].load(), 100u);
 }
@@ -181,5 +196,6 @@ DCUDA_TEST(stream_waits_hold_and_release_across_the_counters_wrap) {
   last.queue_count(rank, 0);
   last.start();
   waiter.join();
+  DCUDA_CHECK(!waiter.timed_out());
   DCUDA_CHECK(log.passed("five more"));
 }

@@ -51,6 +51,15 @@ __global__ void gate_kernel(const volatile int* gate) {
 
 // Loads the test's kernels before any stream waits: under CUDA's lazy loading a kernel's first
 // launch waits for the GPU's running work (docs/api.md), which a held stream never finishes.
+// A blocking stream (cudaStreamCreate): the legacy default stream and it wait for each other.
+struct blocking_stream {
+  cudaStream_t stream = nullptr;
+  blocking_stream() { GPU_CHECK(cudaStreamCreate(&stream)); }
+  ~blocking_stream() { cudaStreamDestroy(stream); }
+  blocking_stream(const blocking_stream&) = delete;
+  blocking_stream& operator=(const blocking_stream&) = delete;
+};
+
 void load_kernels() {
   cudaFuncAttributes attributes{};
   GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
@@ -205,11 +214,16 @@ DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes)
   device_buffer<int> wrong(1);
   dcuda_win win = DCUDA_WIN_NONE;
   dcuda_host_win_create(context, window.data, streams * region, &win);
-  stream_holder holders[streams];
+  // Blocking streams (cudaStreamCreate), as most programs make them: a put's first use of its
+  // stream must not wait for the waits queued on the others. Each put is checked on a stream of
+  // its own, which only the notification orders after the put: a count before the last block's
+  // bytes shows as wrong bytes.
+  blocking_stream senders[streams];
+  blocking_stream receivers[streams];
   const int me = info.rank_start;
-  // From one block to more blocks than the GPU has multiprocessors (the grid then loops), and
-  // from a block and a byte to a partial last word.
-  const int sizes[] = {16385, 200000, (5 << 19) + 3, 1 << 20, 20000};
+  // From one block and a byte beyond the single-block limit (a byte in the last block) to more
+  // blocks than the GPU has multiprocessors (the grid then loops).
+  const int sizes[] = {(32 << 10) + 1, 200000, (5 << 19) + 3, 1 << 20, 20000};
   // Offsets into the target and the source part: aligned, aligned alike after a head of bytes,
   // aligned differently (a byte per store up to 32 KiB, the copy engines above).
   const int target_shift[streams] = {0, 5, 3, 0};
@@ -218,36 +232,43 @@ DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes)
     for (int s = 0; s < streams; ++s) {
       const int size = sizes[(round + s) % 5];
       const int seed = round * streams + s;
-      unsigned char* source = sources.data + s * region + source_shift[s];
       const int offset = s * region + target_shift[s];
-      fill_kernel<<<64, 256, 0, holders[s].stream>>>(source, size, seed);
-      dcuda_put_notify_on_stream(context, win, me, offset, size, source, 20 + s, holders[s].stream);
-      dcuda_wait_notifications_on_stream(context, me, 20 + s, 1, holders[s].stream);
-      count_wrong_kernel<<<64, 256, 0, holders[s].stream>>>(window.data + offset, size, seed,
-                                                            wrong.data);
+      // The wait is queued before the put it waits for.
+      dcuda_wait_notifications_on_stream(context, me, 20 + s, 1, receivers[s].stream);
+      count_wrong_kernel<<<64, 256, 0, receivers[s].stream>>>(window.data + offset, size, seed,
+                                                              wrong.data);
+      unsigned char* source = sources.data + s * region + source_shift[s];
+      fill_kernel<<<64, 256, 0, senders[s].stream>>>(source, size, seed);
+      dcuda_put_notify_on_stream(context, win, me, offset, size, source, 20 + s, senders[s].stream);
     }
+    // The next round writes the same bytes again: after this round's checks.
+    GPU_CHECK(cudaDeviceSynchronize());
   }
-  for (stream_holder& holder : holders) GPU_CHECK(cudaStreamSynchronize(holder.stream));
   DCUDA_CHECK_EQ(read_back(wrong.data), 0);
   // Each put counted once: one more notification of each tag is still to come.
   for (int s = 0; s < streams; ++s) {
-    dcuda_wait_notifications_on_stream(context, me, 20 + s, 1, holders[s].stream);
+    dcuda_wait_notifications_on_stream(context, me, 20 + s, 1, receivers[s].stream);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  for (stream_holder& holder : holders) {
-    DCUDA_CHECK(cudaStreamQuery(holder.stream) == cudaErrorNotReady);
+  for (blocking_stream& receiver : receivers) {
+    DCUDA_CHECK(cudaStreamQuery(receiver.stream) == cudaErrorNotReady);
   }
   stream_holder sender;
   for (int s = 0; s < streams; ++s) dcuda_notify_on_stream(context, win, me, 20 + s, sender.stream);
-  for (stream_holder& holder : holders) GPU_CHECK(cudaStreamSynchronize(holder.stream));
-  // The legacy default stream (NULL) and the per-thread one have arrival words of their own too.
-  for (cudaStream_t stream : {cudaStream_t{nullptr}, cudaStreamPerThread}) {
-    fill_kernel<<<64, 256, 0, stream>>>(sources.data, region, 90);
-    dcuda_put_notify_on_stream(context, win, me, 0, region, sources.data, 30, stream);
-    dcuda_wait_notifications_on_stream(context, me, 30, 1, stream);
-    count_wrong_kernel<<<64, 256, 0, stream>>>(window.data, region, 90, wrong.data);
-    GPU_CHECK(cudaStreamSynchronize(stream));
+  for (blocking_stream& receiver : receivers) GPU_CHECK(cudaStreamSynchronize(receiver.stream));
+  // The legacy default stream (NULL) and the per-thread stream take arrival words too; each put
+  // is checked on a non-blocking stream, which neither of them orders.
+  const cudaStream_t special[2] = {nullptr, cudaStreamPerThread};
+  stream_holder checker;
+  for (int i = 0; i < 2; ++i) {
+    dcuda_wait_notifications_on_stream(context, me, 30 + i, 1, checker.stream);
+    count_wrong_kernel<<<64, 256, 0, checker.stream>>>(window.data + i * region, region, 90 + i,
+                                                       wrong.data);
+    fill_kernel<<<64, 256, 0, special[i]>>>(sources.data + i * region, region, 90 + i);
+    dcuda_put_notify_on_stream(context, win, me, i * region, region, sources.data + i * region,
+                               30 + i, special[i]);
   }
+  GPU_CHECK(cudaStreamSynchronize(checker.stream));
   DCUDA_CHECK_EQ(read_back(wrong.data), 0);
   dcuda_host_win_free(context, win);
   dcuda_host_finish(context);
