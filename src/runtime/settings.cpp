@@ -133,6 +133,8 @@ constexpr setting_name all_settings[] = {device,        ranks,         timeout,
 
 // Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
 constexpr const char* other_known_variables[] = {
+    // Read by dcuda_model_predict (src/model/model_api.cpp), not by dcuda_host_init.
+    "DCUDA_MODEL_FILE",
     // Read by dcuda's scripts, test suite and benchmarks, not by the library.
     "DCUDA_APPS", "DCUDA_APPS_REPEATS", "DCUDA_APPS_SANITIZERS", "DCUDA_APPS_SANITIZER_PROCESSES",
     "DCUDA_APPS_STEPS", "DCUDA_BENCH_MAX_SIZE", "DCUDA_BENCH_ONLY", "DCUDA_BENCH_RESULTS",

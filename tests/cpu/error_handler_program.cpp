@@ -20,6 +20,12 @@
 //                         (type-negative-count, type-null-blocklengths, type-freed,
 //                         type-struct-freed-part, type-subarray-start, type-too-many-runs,
 //                         type-free-predefined, type-unpack-overlapping)
+//         model-predict   dcuda_model_predict(peer, device, 8 B, 1) with no model loaded: the
+//                         file of DCUDA_MODEL_FILE, else DCUDA_ERROR_INVALID_STATE
+//         model-count-0   dcuda_model_predict with count 0: DCUDA_ERROR_INVALID_ARGUMENT
+//         model-load FILE dcuda_model_load(FILE), which must succeed, then a prediction of the
+//                         network path from the host, which FILE has no fit of:
+//                         DCUDA_ERROR_INVALID_STATE
 //         default-handler a handler set, then NULL: only dcuda's own message
 //         handler-fails   the handler itself calls a failing dcuda function: the process ends
 //                         at once, with the handler entered once
@@ -29,6 +35,7 @@
 
 #include "dcuda/datatype.h"
 #include "dcuda/host.h"
+#include "dcuda/model.h"
 
 namespace {
 
@@ -121,6 +128,13 @@ int main(int argc, char* argv[]) {
     dcuda_host_finish(reinterpret_cast<dcuda_host_context_handle>(made_up));
   } else if (mode.rfind("type-", 0) == 0) {
     return datatype_misuse(mode);
+  } else if (mode == "model-predict" || mode == "model-count-0") {
+    dcuda_model_predict(DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, mode == "model-count-0" ? 0 : 1);
+  } else if (mode == "model-load" && argc > 2) {
+    dcuda_model_load(argv[2]);
+    std::fprintf(stderr, "peer device, 8 B: %.3f us\n",
+                 dcuda_model_predict(DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 1));
+    dcuda_model_predict(DCUDA_MODEL_NETWORK, DCUDA_MODEL_HOST, 8, 1);
   } else if (mode == "default-handler") {
     dcuda_host_set_error_handler(nullptr, nullptr);
     dcuda_host_get_timings(nullptr);

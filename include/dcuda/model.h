@@ -1,0 +1,35 @@
+// dcuda's performance model (extension, not in the thesis): the time dcuda's notified puts take,
+// predicted from parameters fitted to this machine's benchmark results by the dcuda-model tool.
+// The model (L, o, O(m), g, G(m), S for each path and initiator) and its file are described in
+// docs/model.md; docs/api.md "Performance model (extension)" describes the calls.
+//
+// Errors end the process as the calls of dcuda/host.h do (message, error handler, exit status 1).
+#pragma once
+
+#include <cstddef>
+
+// The way a notified put travels from its initiator to its target.
+enum dcuda_model_path {
+  DCUDA_MODEL_SAME_GPU = 0,  // between ranks of one GPU
+  DCUDA_MODEL_PEER = 1,      // to another GPU of the node, by NVLink or PCIe stores
+  DCUDA_MODEL_NETWORK = 2    // to another node, through the host proxies
+};
+
+// Who issues it.
+enum dcuda_model_initiator {
+  DCUDA_MODEL_DEVICE = 0,  // a rank inside the persistent kernel (dcuda_put_notify)
+  DCUDA_MODEL_HOST = 1     // the host, ordered on a stream (dcuda_put_notify_on_stream)
+};
+
+// Reads the model file `file` (written by dcuda-model --write) and makes it the model of later
+// predictions, replacing the one loaded before. Without a call, the first prediction loads the
+// file named by DCUDA_MODEL_FILE. Thread-safe.
+void dcuda_model_load(const char* file);
+
+// The predicted time in microseconds from the first put's start until the last of `count` (>= 1)
+// notified puts of `bytes` each, issued back to back by one initiator to one target, is notified
+// there: single message T(m) = L + o + S + (O + G) m; each further message
+// max(g, m (G + A m^B)). An error where the model has no fit of this path and initiator (the
+// pipelined fit as well where count > 1).
+double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiator, size_t bytes,
+                           int count);

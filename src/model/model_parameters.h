@@ -1,0 +1,65 @@
+// The fitted parameters of dcuda's performance model, read from the text file dcuda-model writes
+// (docs/model.md "The model file"), and the prediction made from them. Host only; the C API on
+// top is model_api.cpp.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dcuda/model.h"
+
+namespace dcuda::model {
+
+// T(m) = L + o + S + (O + G) m, in microseconds, for messages of at least `from_bytes` (up to
+// the next piece's): dcuda's protocol changes with the size, so o and O do too.
+struct single_message_fit {
+  std::size_t from_bytes = 0;
+  double latency_us = 0;            // L: the path's hardware floor, one way
+  double overhead_us = 0;           // o: the initiator's cost per message
+  double consistency_us = 0;        // S: the memory-consistency operation
+  double overhead_ns_per_byte = 0;  // O
+  double gap_ns_per_byte = 0;       // G: 1 / the path's peak bandwidth
+};
+
+// t(m) = max(g, m (G + A m^B)), in microseconds per message.
+struct pipelined_fit {
+  double gap_us = 0;                // g
+  double overhead_ns_per_byte = 0;  // A
+  double overhead_exponent = 0;     // B
+  double gap_ns_per_byte = 0;       // G
+};
+
+struct path_fit {
+  std::vector<single_message_fit> single;  // by from_bytes, the first from 0; empty: no fit
+  std::optional<pipelined_fit> pipelined;
+};
+
+class parameters {
+ public:
+  path_fit& at(dcuda_model_path path, dcuda_model_initiator initiator);
+  const path_fit& at(dcuda_model_path path, dcuda_model_initiator initiator) const;
+
+ private:
+  std::array<path_fit, 6> fits_{};
+};
+
+// The words of the model file: "same-gpu", "peer", "network"; "device", "host".
+const char* path_name(dcuda_model_path path);
+const char* initiator_name(dcuda_model_initiator initiator);
+
+// Parses a model file's text; `source` names it in errors ("<source>:<line>: ..."), which are
+// runtime::error with DCUDA_ERROR_INVALID_ARGUMENT. Every value must be a finite number, L, S,
+// G, g not negative; the single-message pieces of a path and initiator in ascending from_bytes,
+// the first from 0; one pipelined fit each; unknown words are refused.
+parameters parse_model(std::string_view text, const std::string& source);
+
+// The predicted time in microseconds (dcuda/model.h); runtime::error with
+// DCUDA_ERROR_INVALID_STATE where the fit it needs is not in `model`.
+double predict(const parameters& model, dcuda_model_path path, dcuda_model_initiator initiator,
+               std::size_t bytes, int count);
+
+}  // namespace dcuda::model

@@ -1,0 +1,163 @@
+// The performance model's file and prediction (model/model_parameters.h): values read back,
+// predictions against the formulas worked by hand, and every malformed file refused with its line.
+#include <cmath>
+#include <string>
+
+#include "model/model_parameters.h"
+#include "runtime/error.h"
+#include "test_main.h"
+
+namespace {
+
+using dcuda::model::parse_model;
+using dcuda::model::predict;
+
+const char* const two_fits =
+    "# a comment, then the version\n"
+    "dcuda-model 1\n"
+    "\n"
+    "single peer device from_bytes=0 L_us=2 o_us=0.5 S_us=0.25 O_ns_per_byte=0.01 "
+    "G_ns_per_byte=0.0025\n"
+    "single peer device from_bytes=16 L_us=2 o_us=1.5 S_us=0.25 O_ns_per_byte=0.001 "
+    "G_ns_per_byte=0.0025\n"
+    "pipelined peer device g_us=2.5 A_ns_per_byte=1000 B=-1 G_ns_per_byte=0.0025\n"
+    "single same-gpu host from_bytes=0 L_us=1 o_us=-0.2 S_us=0 O_ns_per_byte=0 G_ns_per_byte=1\n";
+
+template <typename Body>
+std::string error_of(Body&& body, dcuda_error_code* code = nullptr) {
+  try {
+    body();
+  } catch (const dcuda::runtime::error& e) {
+    if (code != nullptr) *code = e.code();
+    return e.what();
+  }
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool near(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::fmax(1.0, std::fabs(b));
+}
+
+// The refusal of `text` (a model file after its version line).
+std::string refusal_of(const std::string& body) {
+  dcuda_error_code code{};
+  const std::string text =
+      error_of([&] { parse_model("dcuda-model 1\n" + body, "model.txt"); }, &code);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  return text;
+}
+
+}  // namespace
+
+DCUDA_TEST(model_file_values_are_read_into_their_path_and_initiator) {
+  const auto model = parse_model(two_fits, "model.txt");
+  const auto& peer = model.at(DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE);
+  DCUDA_CHECK_EQ(peer.single.size(), std::size_t{2});
+  DCUDA_CHECK_EQ(peer.single[1].from_bytes, std::size_t{16});
+  DCUDA_CHECK(near(peer.single[0].latency_us, 2));
+  DCUDA_CHECK(near(peer.single[0].overhead_us, 0.5));
+  DCUDA_CHECK(near(peer.single[1].overhead_us, 1.5));
+  DCUDA_CHECK(near(peer.single[0].consistency_us, 0.25));
+  DCUDA_CHECK(near(peer.single[0].overhead_ns_per_byte, 0.01));
+  DCUDA_CHECK(near(peer.single[1].overhead_ns_per_byte, 0.001));
+  DCUDA_CHECK(peer.pipelined.has_value());
+  DCUDA_CHECK(near(peer.pipelined->gap_us, 2.5));
+  DCUDA_CHECK(near(peer.pipelined->overhead_exponent, -1));
+  const auto& host = model.at(DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST);
+  DCUDA_CHECK(host.single.size() == 1 && !host.pipelined.has_value());
+  DCUDA_CHECK(near(host.single[0].overhead_us, -0.2));
+  DCUDA_CHECK(model.at(DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE).single.empty());
+  DCUDA_CHECK(model.at(DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_DEVICE).single.empty());
+}
+
+DCUDA_TEST(model_predictions_follow_the_single_and_pipelined_formulas) {
+  const auto model = parse_model(two_fits, "model.txt");
+  // One message: L + o + S + (O + G) m; below 16 B 2 + 0.5 + 0.25 + 0.0125e-3 m, from 16 B
+  // 2 + 1.5 + 0.25 + 0.0035e-3 m.
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 0, 1), 2.75));
+  DCUDA_CHECK(
+      near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 15, 1), 2.75 + 0.0125e-3 * 15));
+  DCUDA_CHECK(
+      near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 16, 1), 3.75 + 0.0035e-3 * 16));
+  const double first_mib = 3.75 + 0.0035e-3 * (1 << 20);
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 1 << 20, 1), first_mib));
+  // Further messages: max(g, m (G + A m^B)); with B = -1, m (G + A/m) = G m + A (ns).
+  // 8 B: 0.02 + 1000 ns = 1.00002 us < g = 2.5 us, so g.
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10),
+                   2.75 + 0.0125e-3 * 8 + 9 * 2.5));
+  // 4 MiB: 0.0025 * 4194304 + 1000 ns = 11.48576 us > g.
+  const double m = 4194304;
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 4194304, 3),
+                   3.75 + 0.0035e-3 * m + 2 * (0.0025 * m + 1000) * 1e-3));
+  // No payload: the gap.
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 0, 2), 2.75 + 2.5));
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 1000, 1), 1.8));
+}
+
+DCUDA_TEST(model_predictions_without_their_fit_say_which_is_missing) {
+  const auto model = parse_model(two_fits, "model.txt");
+  dcuda_error_code code{};
+  const std::string none =
+      error_of([&] { predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_HOST, 8, 1); }, &code);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_STATE);
+  DCUDA_CHECK(contains(none, "no single-message fit of network host"));
+  const std::string pipelined =
+      error_of([&] { predict(model, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 8, 2); }, &code);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_STATE);
+  DCUDA_CHECK(contains(pipelined, "no pipelined fit of same-gpu host"));
+  DCUDA_CHECK(
+      error_of([&] { predict(model, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 8, 1); }).empty());
+}
+
+DCUDA_TEST(malformed_model_files_are_refused_with_their_line) {
+  DCUDA_CHECK(contains(error_of([] { parse_model("", "empty.txt"); }), "empty.txt: empty"));
+  DCUDA_CHECK(contains(error_of([] { parse_model("dcuda-model 2\n", "new.txt"); }),
+                       "new.txt:1: the first line is not 'dcuda-model 1'"));
+  DCUDA_CHECK(contains(error_of([] { parse_model("single peer device L_us=1\n", "old.txt"); }),
+                       "old.txt:1: the first line is not"));
+  const std::string good = "from_bytes=0 L_us=1 o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0";
+  DCUDA_CHECK(contains(refusal_of("single moon device " + good + "\n"),
+                       "model.txt:2: unknown path 'moon'"));
+  DCUDA_CHECK(contains(refusal_of("single peer user " + good + "\n"),
+                       "model.txt:2: unknown initiator 'user'"));
+  DCUDA_CHECK(contains(refusal_of("double peer host " + good + "\n"),
+                       "model.txt:2: unknown line kind 'double'"));
+  DCUDA_CHECK(
+      contains(refusal_of("single peer host from_bytes=0 L_us=1 o_us=1 S_us=0 O_ns_per_byte=0\n"),
+               "model.txt:2: G_ns_per_byte is missing"));
+  DCUDA_CHECK(contains(refusal_of("single peer host " + good + " L_us=2\n"), "L_us given twice"));
+  DCUDA_CHECK(contains(refusal_of("single peer host " + good + " X=2\n"), "unexpected 'X=2'"));
+  DCUDA_CHECK(contains(
+      refusal_of(
+          "single peer host from_bytes=0 L_us=nan o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0\n"),
+      "L_us is not a finite number ('nan')"));
+  DCUDA_CHECK(contains(
+      refusal_of(
+          "single peer host from_bytes=0 L_us=1us o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0\n"),
+      "L_us is not a finite number ('1us')"));
+  DCUDA_CHECK(contains(
+      refusal_of(
+          "single peer host from_bytes=0 L_us=-1 o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0\n"),
+      "L_us is negative"));
+  DCUDA_CHECK(contains(refusal_of("pipelined peer host g_us=1 A_ns_per_byte=-2 B=0 "
+                                  "G_ns_per_byte=0\n"),
+                       "A_ns_per_byte is negative"));
+  const std::string later = "L_us=1 o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0";
+  DCUDA_CHECK(contains(refusal_of("single peer host from_bytes=8 " + later + "\n"),
+                       "model.txt:2: from_bytes=8 of peer host is not 0"));
+  DCUDA_CHECK(contains(
+      refusal_of("single peer host " + good + "\n\nsingle peer host from_bytes=0 " + later + "\n"),
+      "model.txt:4: from_bytes=0 of peer host does not follow the previous "
+      "piece's 0"));
+  DCUDA_CHECK(contains(refusal_of("single peer host from_bytes=1.5 " + later + "\n"),
+                       "from_bytes is not a whole number of bytes (1.5)"));
+  const std::string rate = "g_us=1 A_ns_per_byte=0 B=0 G_ns_per_byte=0";
+  DCUDA_CHECK(
+      contains(refusal_of("pipelined peer host " + rate + "\npipelined peer host " + rate + "\n"),
+               "model.txt:3: a second pipelined fit of peer host"));
+  DCUDA_CHECK(contains(refusal_of("peer host\n"), "model.txt:2: expected 'single|pipelined"));
+}

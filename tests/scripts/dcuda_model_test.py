@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""tools/dcuda-model on made-up benchmark results generated from known parameters: it finds every
+table, recovers L, o, S, O, G, g, A and B of each path and initiator, reports R^2 near 1, writes a
+model file with those values, names what it could not fit, and refuses results it cannot use."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TOOL = sys.argv[1]
+SIZES = [2 ** k for k in range(0, 23)]
+
+# Per path: L (us), G (ns per byte), S (us). Per path and initiator: o (us), O (ns per byte),
+# g (us), A (ns per byte), B.
+PATHS = {"same-gpu": (0.8, 0.0005, 0.1), "peer": (1.9, 0.0025, 0.4), "network": (0.45, 0.086, 0.9)}
+FITS = {("same-gpu", "device"): (0.5, 0.02, 1.4, 600.0, -0.8),
+        ("peer", "device"): (0.2, 0.021, 2.3, 1500.0, -0.83),
+        ("network", "device"): (7.0, 0.1, 2.6, 2000.0, -0.85),
+        ("peer", "host"): (6.0, 0.001, 4.3, 4300.0, -0.9)}
+TITLES = {  # single-message table, its reference, and its benchmark
+    ("same-gpu", "device"): ("local_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications), one way, 2 ranks", "flag ping-pong"),
+    ("peer", "device"): ("remote_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications) over the peer path (NVLink), one way", "peer flag"),
+    ("network", "device"): ("remote_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications) over the network path (forced), one way", "MPI host"),
+    ("peer", "host"): ("host_stream_latency", "host-initiated notified access on a stream, one way, peer path", "stream memop"),
+}
+BANDWIDTH = {"same-gpu": ("local_bandwidth", "notified access bandwidth, one pair (rank 0 -> rank 1)", "cudaMemcpy"),
+             "peer": ("remote_bandwidth", "notified access bandwidth over the peer path (NVLink), one pair", "cudaMemcpyPeer"),
+             "network": ("remote_bandwidth", "notified access bandwidth over the network path, one pair", "MPI host")}
+PLACES = {"same-gpu": ("local_latency", "same GPU"), "peer": ("remote_latency", "peer path"),
+          "network": ("remote_latency", "network path (to pinned host memory)")}
+
+
+# The peer path from a device changes protocol at 16 B: from there o and O are these.
+PEER_DEVICE_FROM_16 = (1.5, 0.02)
+
+
+def single(path, initiator, m):
+    L, G, S = PATHS[path]
+    o, O = FITS[(path, initiator)][:2]
+    if (path, initiator) == ("peer", "device") and m >= 16:
+        o, O = PEER_DEVICE_FROM_16
+    return L + o + S + (O + G) * 1e-3 * m
+
+
+def pipelined(path, initiator, m):
+    G = PATHS[path][1]
+    g, A, B = FITS[(path, initiator)][2:]
+    return max(g, m * (G + A * m ** B) * 1e-3)
+
+
+def table(title, reference, unit, rows):
+    return {"title": title, "reference": reference, "unit": unit,
+            "rows": [{"size": s, "dcuda": d, "reference": r, "ratio": d / r, "unit": unit} for s, d, r in rows]}
+
+
+def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20)):
+    benchmarks = {}
+
+    def add(benchmark, new_table):
+        benchmarks.setdefault(benchmark, {"benchmark": benchmark, "device": {"name": "NVIDIA H200"},
+                                          "tables": []})["tables"].append(new_table)
+
+    for (path, initiator), (benchmark, title, reference) in TITLES.items():
+        floor = PATHS[path][0]
+        add(benchmark, table(title, reference, "us",
+                             [(m, single(path, initiator, m), floor + 1e-6 * m) for m in SIZES]))
+    for path, (benchmark, title, reference) in BANDWIDTH.items():
+        peak = 1.0 / PATHS[path][1]  # GB/s of G ns per byte
+        rows = [(m, m / pipelined(path, "device", m) * 1e-3, peak * min(1.0, m / 65536)) for m in SIZES]
+        add(benchmark, table(title, reference, "GB/s", rows))
+    add("host_stream_latency", table("message rate of dcuda_put_notify_on_stream: 10000 back to back",
+                                     "empty kernel", "us",
+                                     [(m, pipelined("peer", "host", m), 3.8) for m in host_sizes]))
+    if with_consistency:
+        for path, (benchmark, place) in PLACES.items():
+            add(benchmark, table(f"memory-consistency cost S: a store and a fence, {place}", "no fence", "us",
+                                 [(4, 0.05 + PATHS[path][2], 0.05)]))
+    return benchmarks
+
+
+def write(folder, benchmarks):
+    os.makedirs(folder, exist_ok=True)
+    for name, content in benchmarks.items():
+        with open(os.path.join(folder, name + ".json"), "w", encoding="utf-8") as handle:
+            json.dump(content, handle)
+
+
+def run(*args):
+    done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+def read_model(file):
+    fits = {}
+    with open(file, encoding="utf-8") as handle:
+        lines = [line.split() for line in handle if line.strip() and not line.startswith("#")]
+    assert lines[0] == ["dcuda-model", "1"], lines[0]
+    for words in lines[1:]:
+        values = {k: float(v) for k, v in (w.split("=") for w in words[3:])}
+        if words[0] == "single":  # a list of pieces
+            fits.setdefault((words[0], words[1], words[2]), []).append(values)
+        else:
+            fits[(words[0], words[1], words[2])] = values
+    return fits
+
+
+def close(value, expected, tolerance):
+    return abs(value - expected) <= tolerance * max(1.0, abs(expected))
+
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+
+with tempfile.TemporaryDirectory() as scratch:
+    folder = os.path.join(scratch, "results")
+    write(folder, results())
+    model_file = os.path.join(scratch, "model.txt")
+    code, out, err = run(folder, "--write", model_file)
+    check(code == 0, f"exit status {code}: {err}")
+    fits = read_model(model_file)
+    for (path, initiator), (o, O, g, A, B) in FITS.items():
+        L, G, S = PATHS[path]
+        pieces = fits.get(("single", path, initiator))
+        each = fits.get(("pipelined", path, initiator))
+        check(pieces is not None and each is not None, f"{path} {initiator}: a fit is missing")
+        if pieces is None or each is None:
+            continue
+        expected_pieces = [(0, o, O)]
+        if (path, initiator) == ("peer", "device"):
+            expected_pieces.append((16,) + PEER_DEVICE_FROM_16)
+        check(len(pieces) == len(expected_pieces), f"{path} {initiator}: pieces {pieces}")
+        for one, (start, o_expected, O_expected) in zip(pieces, expected_pieces):
+            check(one["from_bytes"] == start, f"{path} {initiator}: piece from {one['from_bytes']}")
+            for key, expected in (("L_us", L), ("S_us", S), ("G_ns_per_byte", G)):
+                check(close(one[key], expected, 1e-4), f"{path} {initiator}: {key} {one[key]} != {expected}")
+            check(close(one["o_us"], o_expected, 1e-3), f"{path} {initiator}: o {one['o_us']} != {o_expected}")
+            check(close(one["O_ns_per_byte"], O_expected, 1e-3),
+                  f"{path} {initiator}: O {one['O_ns_per_byte']} != {O_expected}")
+        check(close(each["g_us"], pipelined(path, initiator, 1 if initiator == "device" else 8), 1e-4),
+              f"{path} {initiator}: g {each['g_us']}")
+        check(close(each["B"], B, 1e-3), f"{path} {initiator}: B {each['B']} != {B}")
+        check(close(each["A_ns_per_byte"], A, 1e-2), f"{path} {initiator}: A {each['A_ns_per_byte']} != {A}")
+    check("Table I" in out and "Table II" in out, "the tables are not printed")
+    table_one = out.split("Table II")[0].splitlines()
+    single_rows = [line for line in table_one if line.startswith("  ")]
+    check(len(single_rows) == 5, f"{len(single_rows)} single-message rows printed, not 5")
+    check(sum(" 1.000" in line for line in single_rows) == 4, "a single-message R^2 is not 1.000:\n" + out)
+    pipelined_rows = [line for line in out.splitlines() if line.startswith("  ") and "* m^" in line]
+    check(len(pipelined_rows) == 4 and all(" 1.000" in line for line in pipelined_rows),
+          "pipelined rows or their R^2:\n" + out)
+    check("not fitted: network, host" not in out, "network host needs no line: it is not measured")
+
+    # Host messages never bound by their bytes (as 10,000 on one stream up to 64 KiB): no power
+    # law, t(m) = max(g, G m).
+    small = os.path.join(scratch, "small")
+    write(small, results(host_sizes=(8, 1024, 65536)))
+    code, out, _ = run(small, "--write", model_file)
+    host = read_model(model_file)[("pipelined", "peer", "host")]
+    check(code == 0 and "none (no byte-bound size)" in out and host["A_ns_per_byte"] == 0
+          and host["B"] == 0, f"host rate without byte-bound sizes: {host}\n{out}")
+
+    # Without the consistency tables S is 0 and said to be missing; o then holds it.
+    bare = os.path.join(scratch, "bare")
+    write(bare, results(with_consistency=False))
+    code, out, _ = run(bare, "--write", model_file)
+    check(code == 0 and "S n/a" in out, "missing S tables are not reported:\n" + out)
+    fits = read_model(model_file)
+    peer = fits[("single", "peer", "device")][0]
+    check(peer["S_us"] == 0 and close(peer["o_us"], 0.2 + 0.4, 1e-3), f"S not folded into o: {peer}")
+
+    # A path whose bandwidth table is missing is named, the others still fitted.
+    partial = os.path.join(scratch, "partial")
+    benchmarks = results()
+    del benchmarks["local_bandwidth"]
+    write(partial, benchmarks)
+    code, out, _ = run(partial)
+    check(code == 0 and "not fitted: same-gpu: no bandwidth table" in out, "missing table not named:\n" + out)
+
+    # Nothing usable, and a broken file: errors.
+    empty = os.path.join(scratch, "empty")
+    os.makedirs(empty)
+    code, _, err = run(empty)
+    check(code == 1 and "no benchmark JSON found" in err, f"empty folder: {code} {err}")
+    with open(os.path.join(scratch, "broken.json"), "w", encoding="utf-8") as handle:
+        handle.write("{not json")
+    code, _, err = run(os.path.join(scratch, "broken.json"))
+    check(code == 1 and "broken.json" in err, f"broken file: {code} {err}")
+    unrelated = os.path.join(scratch, "unrelated")
+    write(unrelated, {"barrier_latency": {"benchmark": "barrier_latency", "tables": []}})
+    code, _, err = run(unrelated)
+    check(code == 1 and "nothing could be fitted" in err, f"unrelated results: {code} {err}")
+
+for failure in failures:
+    print("FAIL:", failure)
+print(f"dcuda_model_test: {'FAILED' if failures else 'passed'}")
+sys.exit(1 if failures else 0)
