@@ -332,6 +332,33 @@ if [ "$gpus" -ge 3 ]; then
   fi
 fi
 
+# The performance model: fitted from this run's results (then the committed ones of the GPU
+# model, for what this run did not measure), then SUMMA's communication against its prediction on
+# 1, 2, 4, ... GPUs, scored together (docs/model.md).
+if wanted summa_model; then
+  step "performance model: dcuda-model, then summa_model"
+  # The committed results' folder prefix of this GPU ("NVIDIA H200" -> h200).
+  committed=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
+    grep -o -i -E '\b[HABLV][0-9]+\b' | head -1 | tr '[:upper:]' '[:lower:]')
+  sources=("$OUT/results")
+  for folder in "bench/results/${committed}x2" "bench/results/$committed"; do
+    [ -n "$committed" ] && [ -d "$folder" ] && sources+=("$folder")
+  done
+  if tools/dcuda-model "${sources[@]}" --write "$OUT/results/model.txt"; then
+    summa_runs=()
+    for count in 1 2 4 8; do
+      [ "$count" -le "$gpus" ] || continue
+      launch "$count" build/bench/summa_model --model="$OUT/results/model.txt" \
+        --out "$OUT/results/model-validation/gpus-$count" || status=1
+      summa_runs+=("$OUT/results/model-validation/gpus-$count/summa_model.json")
+    done
+    python3 bench/plot_model_validation.py "${summa_runs[@]}" \
+      --svg "$OUT/results/model-validation/summa.svg" || echo "performance model: targets missed"
+  else
+    status=1
+  fi
+fi
+
 # The MPI engine alone, on the CPU (2 processes, no GPU used).
 if wanted engine_backlog; then
   step "benchmark engine_backlog (2 processes, CPU only)"

@@ -85,6 +85,16 @@ class line_reader {
     return found;
   }
 
+  // A value that counts bytes: a whole number, at least 0.
+  std::size_t whole_bytes(const std::map<std::string, double>& values,
+                          const std::vector<std::string>& words, const std::string& key) const {
+    const double value = values.at(key);
+    if (value < 0 || value != std::floor(value) || value > 1e18) {
+      fail(key + " is not a whole number of bytes (" + words_value(words, key) + ")");
+    }
+    return static_cast<std::size_t>(value);
+  }
+
   void not_negative(const std::map<std::string, double>& values,
                     const std::vector<std::string>& keys) const {
     for (const std::string& key : keys) {
@@ -161,12 +171,7 @@ parameters parse_model(std::string_view text, const std::string& source) {
                                              "S_us",       "O_ns_per_byte", "G_ns_per_byte"};
       const auto values = reader.values(words, keys);
       reader.not_negative(values, {"from_bytes", "L_us", "S_us", "G_ns_per_byte"});
-      const double from = values.at("from_bytes");
-      if (from != std::floor(from) || from > 1e18) {
-        reader.fail("from_bytes is not a whole number of bytes (" +
-                    words_value(words, "from_bytes") + ")");
-      }
-      const auto from_bytes = static_cast<std::size_t>(from);
+      const std::size_t from_bytes = reader.whole_bytes(values, words, "from_bytes");
       if (fit.single.empty() ? from_bytes != 0 : from_bytes <= fit.single.back().from_bytes) {
         reader.fail("from_bytes=" + std::to_string(from_bytes) + " of " + place +
                     (fit.single.empty() ? " is not 0 (the first piece starts at 0 bytes)"
@@ -177,11 +182,13 @@ parameters parse_model(std::string_view text, const std::string& source) {
                                               values.at("S_us"), values.at("O_ns_per_byte"),
                                               values.at("G_ns_per_byte")});
     } else if (words[0] == "pipelined") {
-      const std::vector<std::string> keys = {"g_us", "A_ns_per_byte", "B", "G_ns_per_byte"};
+      const std::vector<std::string> keys = {"g_us", "A_ns_per_byte", "B", "largest_bytes",
+                                             "G_ns_per_byte"};
       const auto values = reader.values(words, keys);
       reader.not_negative(values, {"g_us", "A_ns_per_byte", "G_ns_per_byte"});
       if (fit.pipelined) reader.fail("a second pipelined fit of " + place);
       fit.pipelined = pipelined_fit{values.at("g_us"), values.at("A_ns_per_byte"), values.at("B"),
+                                    reader.whole_bytes(values, words, "largest_bytes"),
                                     values.at("G_ns_per_byte")};
     } else {
       reader.fail("unknown line kind '" + words[0] + "' (single or pipelined)");
@@ -216,11 +223,13 @@ double predict(const parameters& model, dcuda_model_path path, dcuda_model_initi
                 "the model has no pipelined fit of " + place + ", which a count above 1 needs");
   }
   const pipelined_fit& each = *fit.pipelined;
-  // m^B is undefined at m = 0 for B < 0: a message without payload costs the gap g.
+  // m^B is undefined at m = 0 for B < 0: a message without payload costs the gap g. Beyond the
+  // largest measured size the per-byte overhead stays what it was there.
+  const double measured = std::max(1.0, std::min(m, static_cast<double>(each.largest_bytes)));
   const double per_byte =
-      m > 0
-          ? (each.gap_ns_per_byte + each.overhead_ns_per_byte * std::pow(m, each.overhead_exponent))
-          : 0.0;
+      m > 0 ? each.gap_ns_per_byte +
+                  each.overhead_ns_per_byte * std::pow(measured, each.overhead_exponent)
+            : 0.0;
   const double further = std::max(each.gap_us, m * per_byte * 1e-3);
   return first + static_cast<double>(count - 1) * further;
 }

@@ -25,11 +25,13 @@ struct single_message_fit {
   double gap_ns_per_byte = 0;       // G: 1 / the path's peak bandwidth
 };
 
-// t(m) = max(g, m (G + A m^B)), in microseconds per message.
+// t(m) = max(g, m (G + A min(m, M)^B)), in microseconds per message: the per-byte overhead
+// falls with the size as far as it was measured (M) and no further.
 struct pipelined_fit {
   double gap_us = 0;                // g
   double overhead_ns_per_byte = 0;  // A
   double overhead_exponent = 0;     // B
+  std::size_t largest_bytes = 0;    // M
   double gap_ns_per_byte = 0;       // G
 };
 

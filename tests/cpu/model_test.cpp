@@ -20,7 +20,8 @@ const char* const two_fits =
     "G_ns_per_byte=0.0025\n"
     "single peer device from_bytes=16 L_us=2 o_us=1.5 S_us=0.25 O_ns_per_byte=0.001 "
     "G_ns_per_byte=0.0025\n"
-    "pipelined peer device g_us=2.5 A_ns_per_byte=1000 B=-1 G_ns_per_byte=0.0025\n"
+    "pipelined peer device g_us=2.5 A_ns_per_byte=1000 B=-1 largest_bytes=4194304 "
+    "G_ns_per_byte=0.0025\n"
     "single same-gpu host from_bytes=0 L_us=1 o_us=-0.2 S_us=0 O_ns_per_byte=0 G_ns_per_byte=1\n";
 
 template <typename Body>
@@ -93,6 +94,11 @@ DCUDA_TEST(model_predictions_follow_the_single_and_pipelined_formulas) {
   const double m = 4194304;
   DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 4194304, 3),
                    3.75 + 0.0035e-3 * m + 2 * (0.0025 * m + 1000) * 1e-3));
+  // Beyond the largest measured size (4 MiB) the per-byte overhead stays A M^B = 1000 / M:
+  // 16 MiB costs 0.0025 * 16 MiB + 16 MiB * 1000 / 4 MiB ns, not 0.0025 * 16 MiB + 1000 ns.
+  const double big = 16.0 * 1048576;
+  DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 16 << 20, 2),
+                   3.75 + 0.0035e-3 * big + (0.0025 * big + big * 1000 / m) * 1e-3));
   // No payload: the gap.
   DCUDA_CHECK(near(predict(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 0, 2), 2.75 + 2.5));
   DCUDA_CHECK(near(predict(model, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 1000, 1), 1.8));
@@ -144,7 +150,7 @@ DCUDA_TEST(malformed_model_files_are_refused_with_their_line) {
           "single peer host from_bytes=0 L_us=-1 o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0\n"),
       "L_us is negative"));
   DCUDA_CHECK(contains(refusal_of("pipelined peer host g_us=1 A_ns_per_byte=-2 B=0 "
-                                  "G_ns_per_byte=0\n"),
+                                  "largest_bytes=8 G_ns_per_byte=0\n"),
                        "A_ns_per_byte is negative"));
   const std::string later = "L_us=1 o_us=1 S_us=0 O_ns_per_byte=0 G_ns_per_byte=0";
   DCUDA_CHECK(contains(refusal_of("single peer host from_bytes=8 " + later + "\n"),
@@ -155,7 +161,10 @@ DCUDA_TEST(malformed_model_files_are_refused_with_their_line) {
       "piece's 0"));
   DCUDA_CHECK(contains(refusal_of("single peer host from_bytes=1.5 " + later + "\n"),
                        "from_bytes is not a whole number of bytes (1.5)"));
-  const std::string rate = "g_us=1 A_ns_per_byte=0 B=0 G_ns_per_byte=0";
+  const std::string rate = "g_us=1 A_ns_per_byte=0 B=0 largest_bytes=8 G_ns_per_byte=0";
+  DCUDA_CHECK(contains(refusal_of("pipelined peer host g_us=1 A_ns_per_byte=0 B=0 "
+                                  "largest_bytes=-8 G_ns_per_byte=0\n"),
+                       "largest_bytes is not a whole number of bytes (-8)"));
   DCUDA_CHECK(
       contains(refusal_of("pipelined peer host " + rate + "\npipelined peer host " + rate + "\n"),
                "model.txt:3: a second pipelined fit of peer host"));

@@ -1,0 +1,87 @@
+// The communication of SUMMA (van de Geijn and Watts) on a q x q grid of dcuda ranks, and its
+// time as the performance model predicts it (bench/summa_model.cu; docs/model.md). Host only,
+// tested on the CPU (tests/bench/summa_schedule_test.cpp).
+//
+// World rank r holds blocks (i, j) = (r / q, r % q) of A, B and C, each b x b doubles. Step k of
+// q: rank (i, k) puts its A block to every other rank of row i, in ascending column; rank (k, j)
+// puts its B block to every other rank of column j, in ascending row; rank (k, k) sends its A
+// blocks first, then its B blocks. Every rank then multiplies the A and B blocks of step k into C.
+// The steps are separated by barriers, so each step's communication starts together.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace dcuda_bench::summa {
+
+struct grid {
+  int side;           // q
+  int ranks_per_gpu;  // world ranks [g * ranks_per_gpu, (g + 1) * ranks_per_gpu) on GPU g
+
+  int row(int rank) const { return rank / side; }
+  int column(int rank) const { return rank % side; }
+  int rank(int row, int column) const { return row * side + column; }
+  int gpu(int rank) const { return rank / ranks_per_gpu; }
+};
+
+// The targets of `sender`'s puts in step `step`, in the order it sends them.
+inline std::vector<int> targets(const grid& g, int sender, int step) {
+  std::vector<int> order;
+  const int i = g.row(sender), j = g.column(sender);
+  if (j == step) {
+    for (int c = 0; c < g.side; ++c) {
+      if (c != step) order.push_back(g.rank(i, c));
+    }
+  }
+  if (i == step) {
+    for (int r = 0; r < g.side; ++r) {
+      if (r != step) order.push_back(g.rank(r, j));
+    }
+  }
+  return order;
+}
+
+// What the model says of one put of the block size from one rank to another: `first` its time
+// until it is notified when the sender starts it, `each` the time it holds the sender before the
+// next put can start (the pipelined time per message), in microseconds.
+struct put_cost {
+  double first;
+  double each;
+};
+using put_model = std::function<put_cost(bool same_gpu)>;
+
+// The predicted communication time of `rank` in `step`: from the step's start until it has
+// received what it needs (the A block unless it owns it, the B block likewise) and, when it
+// sends, until its last put was issued and notified.
+inline double predicted_step_us(const grid& g, const put_model& cost, int rank, int step) {
+  const auto arrival = [&](int sender, int receiver) {
+    double issued = 0;  // when the sender starts the put to `receiver`
+    for (int target : targets(g, sender, step)) {
+      const put_cost one = cost(g.gpu(sender) == g.gpu(target));
+      if (target == receiver) return issued + one.first;
+      issued += one.each;
+    }
+    return 0.0;  // not a target: nothing to wait for
+  };
+  const int i = g.row(rank), j = g.column(rank);
+  double done = 0;
+  if (j != step) done = std::max(done, arrival(g.rank(i, step), rank));
+  if (i != step) done = std::max(done, arrival(g.rank(step, j), rank));
+  const std::vector<int> mine = targets(g, rank, step);
+  if (!mine.empty()) done = std::max(done, arrival(rank, mine.back()));
+  return done;
+}
+
+// The mean over all ranks of their predicted communication time summed over the q steps.
+inline double predicted_mean_us(const grid& g, const put_model& cost) {
+  double total = 0;
+  const int ranks = g.side * g.side;
+  for (int rank = 0; rank < ranks; ++rank) {
+    for (int step = 0; step < g.side; ++step) total += predicted_step_us(g, cost, rank, step);
+  }
+  return total / ranks;
+}
+
+}  // namespace dcuda_bench::summa

@@ -1,0 +1,51 @@
+// SUMMA's communication schedule and its predicted time (bench/common/summa_schedule.h) on small
+// grids, against sums worked by hand.
+#include <vector>
+
+#include "common/summa_schedule.h"
+#include "test_main.h"
+
+using namespace dcuda_bench::summa;
+
+namespace {
+
+// Same GPU: 10 us until notified, 1 us per further put; peer: 20 and 2.
+put_cost toy_cost(bool same_gpu) {
+  return same_gpu ? put_cost{10, 1} : put_cost{20, 2};
+}
+
+}  // namespace
+
+DCUDA_TEST(summa_senders_put_along_their_row_then_their_column) {
+  const grid g{3, 9};
+  DCUDA_CHECK((targets(g, 3, 0) == std::vector<int>{4, 5}));        // (1,0): A along row 1
+  DCUDA_CHECK((targets(g, 1, 0) == std::vector<int>{4, 7}));        // (0,1): B down column 1
+  DCUDA_CHECK((targets(g, 4, 1) == std::vector<int>{3, 5, 1, 7}));  // (1,1): A, then B
+  DCUDA_CHECK(targets(g, 8, 0).empty());                            // (2,2) sends nothing in step 0
+  DCUDA_CHECK_EQ(g.gpu(8), 0);
+  DCUDA_CHECK_EQ((grid{3, 3}.gpu(8)), 2);
+}
+
+DCUDA_TEST(summa_predicted_time_waits_for_the_later_block_and_the_senders_earlier_puts) {
+  // 2 x 2 on one GPU. Step 0: rank 0 puts to 1 (arrives at 10), then to 2 (1 + 10 = 11); rank 2
+  // puts to 3 (10); rank 1 puts to 3 (10). Ranks need: 0: its last put, 11; 1: A from 0, 10, and
+  // its own put, 10; 2: B from 0, 11; 3: 10. Step 1 is the mirror image: 10, 11, 10, 11.
+  const grid one_gpu{2, 4};
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 0, 0), 11.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 1, 0), 10.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 2, 0), 11.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 3, 0), 10.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 1, 1), 11.0);
+  DCUDA_CHECK_EQ(predicted_mean_us(one_gpu, toy_cost), (42.0 + 42.0) / 4);
+  // Ranks 0, 1 on GPU 0 and 2, 3 on GPU 1. Step 0: rank 0 to 1 (same GPU), then to 2 (peer):
+  // 1 + 20 = 21; rank 1 to 3 (peer) 20; rank 2 to 3 (same GPU) 10. Ranks: 21, 20, 21, 20.
+  // Step 1: rank 3 to 2 (same), then to 1 (peer): 21; rank 1 to 0: 10; rank 2 to 0 (peer): 20.
+  // Ranks: 20, 21, 20, 21.
+  const grid two_gpus{2, 2};
+  DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 0, 0), 21.0);
+  DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 3, 0), 20.0);
+  DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 2, 1), 20.0);
+  DCUDA_CHECK_EQ(predicted_mean_us(two_gpus, toy_cost), (82.0 + 82.0) / 4);
+  // One rank: nothing to send or wait for.
+  DCUDA_CHECK_EQ(predicted_mean_us(grid{1, 1}, toy_cost), 0.0);
+}
