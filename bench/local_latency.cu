@@ -29,6 +29,7 @@
 #include "dcuda/device.cuh"
 #include "dcuda/detail/device/clock.cuh"
 #include "reference/bare_flag_ping_pong.cuh"
+#include "reference/fence_cost.cuh"
 #include "reference/flag_ping_pong.cuh"
 
 namespace {
@@ -249,6 +250,12 @@ int main(int argc, char** argv) {
   // 2 ranks: the pair alone on the GPU. No cap: every resident rank, as an application runs.
   measure_configuration(out, command_line, {"--dcuda-ranks-per-device=2"});
   measure_configuration(out, command_line, {});
+  // The model's S on this GPU (docs/model.md), with no dcuda context open.
+  {
+    device_bytes target(2 * fence_cost_detail::line_words * sizeof(unsigned));
+    out->print(fence_cost_table(measure_fence_cost(target.get<unsigned>()), "same GPU",
+                                "to this GPU's memory"));
+  }
   out->write_json();
   return 0;
 }

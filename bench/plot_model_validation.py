@@ -49,7 +49,7 @@ def svg(points, file):
              f'font-family="sans-serif" font-size="12">',
              f'<rect width="{size}" height="{size}" fill="white"/>',
              f'<line x1="{margin}" y1="{size - margin}" x2="{size - margin}" y2="{margin}" '
-             f'stroke="#999" stroke-dasharray="4"/>',
+             f'stroke="gray" stroke-dasharray="4"/>',
              f'<text x="{size / 2}" y="{size - 15}" text-anchor="middle">measured (ms, log)</text>',
              f'<text x="15" y="{size / 2}" transform="rotate(-90 15 {size / 2})" '
              f'text-anchor="middle">predicted (ms, log)</text>']

@@ -46,6 +46,7 @@
 #include "dcuda/detail/device/clock.cuh"
 #include "reference/mapped_flag_round_trip.cuh"
 #include "reference/mpi_ping_pong.h"
+#include "reference/fence_cost.cuh"
 #include "reference/peer_flag_ping_pong.cuh"
 
 namespace {
@@ -202,6 +203,24 @@ int main(int argc, char** argv) {
   // The device -> host -> device round trip on process 0's GPU (process 1 waits meanwhile).
   const double round_trip_us = world.from_process0(
       world.prints() ? run_mapped_flag_round_trip(threads_per_rank, 2000, 20000) : 0.0);
+  // The model's S (docs/model.md), measured by process 0 while process 1 waits: into the other
+  // GPU's memory (peer path) and into pinned host memory (the network path's records).
+  std::optional<fence_cost> peer_fence, host_fence;
+  {
+    ipc_buffer_pair target(world, 2 * fence_cost_detail::line_words * sizeof(unsigned));
+    if (world.prints())
+      peer_fence = measure_fence_cost(reinterpret_cast<unsigned*>(target.peers()));
+    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
+  }
+  if (world.prints()) {
+    unsigned* host_words = nullptr;
+    BENCH_CUDA_CHECK(cudaHostAlloc(
+        &host_words, 2 * fence_cost_detail::line_words * sizeof(unsigned), cudaHostAllocMapped));
+    unsigned* mapped = nullptr;
+    BENCH_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host_words, 0));
+    host_fence = measure_fence_cost(mapped);
+    BENCH_CUDA_CHECK(cudaFreeHost(host_words));
+  }
 
   if (!world.prints()) return 0;
 
@@ -312,6 +331,9 @@ int main(int argc, char** argv) {
         "us): did the runtime honour --dcuda-force-network=1?\n\n",
         network_4b, round_trip_us);
   }
+  out->print(fence_cost_table(*peer_fence, "peer path", "to the other GPU's memory"));
+  out->print(fence_cost_table(*host_fence, "network path",
+                              "to pinned host memory, where the host proxy reads"));
   out->check(
       {"4 B notified access, peer path, one way", "us", value_at(peer_access, 4), 1.5, true});
   out->check(
