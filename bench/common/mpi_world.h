@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "common/statistics.h"
+
 namespace dcuda_bench {
 
 [[noreturn]] inline void fail_job(const char* benchmark, const std::string& what) {
@@ -107,6 +109,10 @@ class mpi_world {
   double from_process0(double value) const {
     check(MPI_Bcast(&value, 1, MPI_DOUBLE, 0, comm_), "MPI_Bcast");
     return value;
+  }
+  // Process 0's figure (median and range), on every process (collective).
+  figure from_process0(const figure& value) const {
+    return {from_process0(value.median), from_process0(value.min), from_process0(value.max)};
   }
 
  private:

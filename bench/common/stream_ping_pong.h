@@ -57,8 +57,7 @@ figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
     one_way_us.push_back(static_cast<double>(ns) / stream_round_trips / 2 / 1000);
   }
   const figure one_way = summary(one_way_us);  // process 0's; empty elsewhere
-  return {world.from_process0(one_way.median), world.from_process0(one_way.min),
-          world.from_process0(one_way.max)};
+  return world.from_process0(one_way);
 }
 
 inline constexpr int stream_batch_messages = 10000;  // a repetition of the message-rate test
@@ -97,8 +96,7 @@ figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   const figure time = summary(per_message_us);  // process 0's; empty elsewhere
-  return {world.from_process0(time.median), world.from_process0(time.min),
-          world.from_process0(time.max)};
+  return world.from_process0(time);
 }
 
 }  // namespace dcuda_bench

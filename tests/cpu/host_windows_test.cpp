@@ -8,6 +8,7 @@
 #include "runtime/error.h"
 #include "runtime/host_windows.h"
 #include "runtime/stream_operations.h"
+#include "error_text.h"
 #include "test_main.h"
 
 using dcuda::runtime::host_window;
@@ -15,21 +16,8 @@ using dcuda::runtime::host_window_table;
 
 namespace {
 
-// The message of the error `body` throws, with its code; empty when it throws none.
-template <typename Body>
-std::string error_of(Body&& body, dcuda_error_code* code = nullptr) {
-  try {
-    body();
-  } catch (const dcuda::runtime::error& e) {
-    if (code != nullptr) *code = e.code();
-    return e.what();
-  }
-  return {};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using dcuda_test::contains;
+using dcuda_test::error_of;
 
 host_window two_processes(std::uint64_t size0, std::uint64_t size1) {
   static char memory[2][64];

@@ -5,12 +5,15 @@
 
 #include "model/model_parameters.h"
 #include "runtime/error.h"
+#include "error_text.h"
 #include "test_main.h"
 
 namespace {
 
 using dcuda::model::parse_model;
 using dcuda::model::predict;
+using dcuda_test::contains;
+using dcuda_test::error_of;
 
 const char* const two_fits =
     "# a comment, then the version\n"
@@ -23,21 +26,6 @@ const char* const two_fits =
     "pipelined peer device g_us=2.5 A_ns_per_byte=1000 B=-1 largest_bytes=4194304 "
     "G_ns_per_byte=0.0025\n"
     "single same-gpu host from_bytes=0 L_us=1 o_us=-0.2 S_us=0 O_ns_per_byte=0 G_ns_per_byte=1\n";
-
-template <typename Body>
-std::string error_of(Body&& body, dcuda_error_code* code = nullptr) {
-  try {
-    body();
-  } catch (const dcuda::runtime::error& e) {
-    if (code != nullptr) *code = e.code();
-    return e.what();
-  }
-  return {};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 bool near(double a, double b) {
   return std::fabs(a - b) <= 1e-9 * std::fmax(1.0, std::fabs(b));
