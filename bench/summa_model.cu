@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,9 @@ __global__ void __launch_bounds__(threads_per_rank) summa_kernel(dcuda_context_h
   dcuda_win_create(gst, DCUDA_COMM_WORLD, a, 4 * block_bytes, &win);
 
   for (int repetition = -1; repetition < data->repetitions; ++repetition) {  // -1: warm-up
+    // Every thread's last stores into C of the repetition before (each thread owns other
+    // entries in the multiplication than here) come before C is cleared.
+    __syncthreads();
     for (long long e = threadIdx.x; e < block_doubles; e += blockDim.x) c[e] = 0;
     unsigned long long communication = 0;
     for (int step = 0; step < q; ++step) {
@@ -259,7 +263,11 @@ long long wrong_entries(const summa_data& data, int ranks_here, int matrix_size)
       for (long long k = 0; k < matrix_size; ++k) {
         expected += a_entry(i * n + row, k) * b_entry(k, j * n + column);
       }
-      if (on_gpu != expected) ++wrong;
+      if (on_gpu != expected && ++wrong <= 4) {  // the first few, to say where
+        std::fprintf(stderr,
+                     "%s: N = %d: rank %d, C block (%lld, %lld), entry (%lld, %lld): %g, not %g\n",
+                     benchmark, matrix_size, rank, i, j, row, column, on_gpu, expected);
+      }
     }
   }
   return wrong;
@@ -311,6 +319,10 @@ int main(int argc, char** argv) {
 
   std::vector<row> rows;
   {
+    // Allocated once for the largest N, after dcuda chose this process's GPU, shared with the
+    // other processes before any run (dcuda_host_share_memory: windows inside it need no mapping
+    // while a kernel runs), and freed after dcuda_host_finish: declared before the session.
+    std::optional<device_blocks> blocks;
     dcuda_session session(command_line, summa_kernel, threads_per_rank,
                           {"--dcuda-ranks-per-device=" + std::to_string(ranks_per_gpu)});
     const dcuda_rank_info& info = session.rank_info();
@@ -318,17 +330,19 @@ int main(int argc, char** argv) {
       fail_job(benchmark, describe_rank_info(info) + ": expected " + std::to_string(ranks_per_gpu) +
                               " ranks per GPU (fewer fit?)");
     }
+    const int largest_block = *std::max_element(chosen.sizes.begin(), chosen.sizes.end()) / q;
+    blocks.emplace(ranks_per_gpu, static_cast<long long>(largest_block) * largest_block,
+                   chosen.repetitions);
+    dcuda_host_share_memory(session.context(), blocks->windows);
     for (int size : chosen.sizes) {
       const int block = size / q;
-      device_blocks blocks(ranks_per_gpu, static_cast<long long>(block) * block,
-                           chosen.repetitions);
       summa_data data{q,
                       block,
                       info.rank_start,
                       chosen.repetitions,
-                      blocks.windows,
-                      blocks.c,
-                      blocks.communication_ns};
+                      blocks->windows,
+                      blocks->c,
+                      blocks->communication_ns};
       session.run(data);
       if (const long long wrong = world.sum(wrong_entries(data, ranks_per_gpu, size)); wrong > 0) {
         fail_job(benchmark, "N = " + std::to_string(size) + ": " + std::to_string(wrong) +
@@ -336,7 +350,7 @@ int main(int argc, char** argv) {
       }
       std::vector<unsigned long long> ns(
           static_cast<std::size_t>(ranks_per_gpu * chosen.repetitions));
-      BENCH_CUDA_CHECK(cudaMemcpy(ns.data(), blocks.communication_ns,
+      BENCH_CUDA_CHECK(cudaMemcpy(ns.data(), blocks->communication_ns,
                                   ns.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
       // Per repetition, the sum over this GPU's ranks; then over every GPU.
       std::vector<double> mean_ms;
