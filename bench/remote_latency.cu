@@ -38,6 +38,7 @@
 #include "common/cuda_check.h"
 #include "common/anchor_figures.h"
 #include "common/dcuda_session.h"
+#include "common/ipc_buffer.h"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
 #include "common/notified_ping_pong.cuh"
@@ -208,10 +209,10 @@ int main(int argc, char** argv) {
   std::optional<fence_cost> peer_fence, host_fence;
   {
     ipc_buffer_pair target(world, 2 * fence_cost_detail::line_words * sizeof(unsigned));
-    if (world.prints())
+    if (world.prints()) {
       peer_fence = measure_fence_cost(reinterpret_cast<unsigned*>(target.peers()));
-    world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
-  }
+    }
+  }  // ~ipc_buffer_pair: both processes meet before either buffer is freed
   if (world.prints()) {
     unsigned* host_words = nullptr;
     BENCH_CUDA_CHECK(cudaHostAlloc(

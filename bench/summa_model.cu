@@ -1,5 +1,5 @@
 // summa_model: the performance model (docs/model.md) against a distributed matrix multiplication.
-// `mpirun -np G summa_model --model FILE`, one process per GPU of one node (G = 1, 2, 4, ...).
+// `mpirun -np G summa_model --model=FILE`, one process per GPU of one node (G = 1, 2, 4, ...).
 //
 // C = A B for N x N matrices of doubles by SUMMA on a q x q grid of dcuda ranks (default q = 8:
 // 64 ranks, 64 / G per GPU), N = 512 to 16384: in each of q steps a rank of each row puts its A
@@ -13,7 +13,7 @@
 // ranks of their sum over the steps, the median of the repetitions.
 //
 // The reference column is the model's prediction of the same figure from the model file
-// (--model FILE, else DCUDA_MODEL_FILE): each put is the device-initiated single message of the
+// (--model=FILE, else DCUDA_MODEL_FILE): each put is the device-initiated single message of the
 // block size over the same GPU or the peer path, and a sender's later puts wait for the
 // pipelined time per message of the earlier ones (summa_schedule.h). Without a model file the
 // benchmark stops before measuring, saying so. The C blocks are checked against sums computed
@@ -370,7 +370,8 @@ int main(int argc, char** argv) {
 
   const summa::grid grid{q, ranks_per_gpu};
   for (row& r : rows) {
-    const std::size_t bytes = (r.size_bytes / q) * (r.size_bytes / q) * sizeof(double);
+    const std::size_t n = r.size_bytes;  // the first column holds N here, not bytes
+    const std::size_t bytes = (n / q) * (n / q) * sizeof(double);
     const summa::put_model cost = [&](bool same_gpu) {
       const dcuda_model_path path = same_gpu ? DCUDA_MODEL_SAME_GPU : DCUDA_MODEL_PEER;
       const double first = dcuda_model_predict(path, DCUDA_MODEL_DEVICE, bytes, 1);

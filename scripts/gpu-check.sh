@@ -341,19 +341,25 @@ if wanted summa_model; then
   committed=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
     grep -o -i -E '\b[HABLV][0-9]+\b' | head -1 | tr '[:upper:]' '[:lower:]')
   sources=("$OUT/results")
-  for folder in "bench/results/${committed}x2" "bench/results/$committed"; do
+  for folder in "bench/results/${committed}x2/model-validation" "bench/results/${committed}x2" \
+      "bench/results/$committed"; do
     [ -n "$committed" ] && [ -d "$folder" ] && sources+=("$folder")
   done
   if tools/dcuda-model "${sources[@]}" --write "$OUT/results/model.txt"; then
     summa_runs=()
     for count in 1 2 4 8; do
       [ "$count" -le "$gpus" ] || continue
-      launch "$count" build/bench/summa_model --model="$OUT/results/model.txt" \
-        --out "$OUT/results/model-validation/gpus-$count" || status=1
-      summa_runs+=("$OUT/results/model-validation/gpus-$count/summa_model.json")
+      if launch "$count" build/bench/summa_model --model="$OUT/results/model.txt" \
+          --out "$OUT/results/model-validation/gpus-$count"; then
+        summa_runs+=("$OUT/results/model-validation/gpus-$count/summa_model.json")
+      else
+        status=1
+      fi
     done
-    python3 bench/plot_model_validation.py "${summa_runs[@]}" \
-      --svg "$OUT/results/model-validation/summa.svg" || echo "performance model: targets missed"
+    if [ ${#summa_runs[@]} -gt 0 ]; then
+      python3 bench/plot_model_validation.py "${summa_runs[@]}" \
+        --svg "$OUT/results/model-validation/summa.svg" || echo "performance model: targets missed"
+    fi
   else
     status=1
   fi

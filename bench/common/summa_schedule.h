@@ -54,7 +54,9 @@ using put_model = std::function<put_cost(bool same_gpu)>;
 
 // The predicted communication time of `rank` in `step`: from the step's start until it has
 // received what it needs (the A block unless it owns it, the B block likewise) and, when it
-// sends, until its last put was issued and notified.
+// sends, until its last put was notified at its target. (The benchmark stops a sender's clock
+// when its last put returns; on the same GPU and the peer path a put returns once its bytes are
+// in the target window, at most its latency before the notification arrives.)
 inline double predicted_step_us(const grid& g, const put_model& cost, int rank, int step) {
   const auto arrival = [&](int sender, int receiver) {
     double issued = 0;  // when the sender starts the put to `receiver`

@@ -28,8 +28,9 @@ void dcuda_model_load(const char* file);
 
 // The predicted time in microseconds from the first put's start until the last of `count` (>= 1)
 // notified puts of `bytes` each, issued back to back by one initiator to one target, is notified
-// there: single message T(m) = L + o + S + (O + G) m; each further message
-// max(g, m (G + A m^B)). An error where the model has no fit of this path and initiator (the
-// pipelined fit as well where count > 1).
+// there: single message T(m) = L + o + S + (O + G) m (o and O those of m's range of sizes); each
+// further message max(g, m (G + A min(m, M)^B)), M the largest size the fit measured. An error
+// where the model has no fit of this path and initiator (the pipelined fit as well where
+// count > 1).
 double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiator, size_t bytes,
                            int count);

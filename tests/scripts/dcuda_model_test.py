@@ -133,7 +133,8 @@ with tempfile.TemporaryDirectory() as scratch:
             continue
         expected_pieces = [(0, o, O)]
         if (path, initiator) == ("peer", "device"):
-            expected_pieces.append((16,) + PEER_DEVICE_FROM_16)
+            # Measured at 8 and 16 B: the second range holds everything above 8 B.
+            expected_pieces.append((9,) + PEER_DEVICE_FROM_16)
         check(len(pieces) == len(expected_pieces), f"{path} {initiator}: pieces {pieces}")
         for one, (start, o_expected, O_expected) in zip(pieces, expected_pieces):
             check(one["from_bytes"] == start, f"{path} {initiator}: piece from {one['from_bytes']}")
@@ -187,6 +188,22 @@ with tempfile.TemporaryDirectory() as scratch:
     os.makedirs(empty)
     code, _, err = run(empty)
     check(code == 1 and "no benchmark JSON found" in err, f"empty folder: {code} {err}")
+    # An empty folder first (a run that measured nothing the model needs): the others fit.
+    code, out, _ = run(empty, folder)
+    check(code == 0 and "Table I" in out, f"an empty folder before a full one: {code}\n{out}")
+    # A single-message table of one size, and a consistency table without rows: errors, no crash.
+    odd = os.path.join(scratch, "odd")
+    benchmarks = results()
+    benchmarks["local_latency"]["tables"][0]["rows"] = benchmarks["local_latency"]["tables"][0]["rows"][:1]
+    write(odd, benchmarks)
+    code, _, err = run(odd)
+    check(code == 1 and "has 1 size(s)" in err and "Traceback" not in err, f"one size: {code} {err}")
+    benchmarks = results()
+    benchmarks["remote_latency"]["tables"][-1]["rows"] = []
+    write(odd, benchmarks)
+    code, _, err = run(odd)
+    check(code == 1 and "no finite dcuda and reference" in err and "Traceback" not in err,
+          f"empty consistency table: {code} {err}")
     with open(os.path.join(scratch, "broken.json"), "w", encoding="utf-8") as handle:
         handle.write("{not json")
     code, _, err = run(os.path.join(scratch, "broken.json"))
