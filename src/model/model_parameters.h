@@ -55,8 +55,9 @@ const char* initiator_name(dcuda_model_initiator initiator);
 
 // Parses a model file's text; `source` names it in errors ("<source>:<line>: ..."), which are
 // runtime::error with DCUDA_ERROR_INVALID_ARGUMENT. Every value must be a finite number; L, S,
-// G, g, A not negative; from_bytes and largest_bytes whole numbers; the single-message pieces of a path and initiator in ascending from_bytes,
-// the first from 0; one pipelined fit each; unknown words are refused.
+// G, g, A not negative; from_bytes and largest_bytes whole numbers; the single-message pieces of a
+// path and initiator in ascending from_bytes, the first from 0; one pipelined fit each; unknown
+// words are refused.
 parameters parse_model(std::string_view text, const std::string& source);
 
 // The predicted time in microseconds (dcuda/model.h); runtime::error with
