@@ -13,6 +13,10 @@
 // 64 KiB back to back, process 1 waits for all of them and answers; time per message against an
 // empty kernel launched as often (the floor of one kernel per message).
 //
+// Within one GPU (the same-GPU path, what the performance model's host fit there needs): each
+// process plays the same ping-pong and message rate between its own two ranks on two streams,
+// against the two-stream ping-pong of a copy within the GPU and a stream memory operation.
+//
 // Reference, same program run: reference/stream_memop_ping_pong.h, the same ping-pong built from
 // a copy and a stream memory operation that writes a flag (one writer per flag: no counting).
 // If $DCUDA_NVSHMEM_RESULT names the JSON file of nvshmem_latency (run before, in the same device
@@ -156,6 +160,67 @@ std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& co
   return one_way_us;
 }
 
+// The same ping-pong within one GPU: each process between its own two ranks, on two streams of its
+// own (two_stream_ping_pong_us), with dcuda_put_notify_on_stream into the other rank's half of the
+// process's host window; then the message rate between them. Every process runs its own at once;
+// process 0's figures. `bytes_arrived` turns false where a payload did not arrive intact.
+std::vector<figure> same_gpu_ping_pong_us(const mpi_world& world, const options& command_line,
+                                          const std::vector<std::size_t>& sizes,
+                                          bool& bytes_arrived,
+                                          std::vector<figure>& batch_per_message) {
+  std::vector<figure> one_way_us;
+  {
+    dcuda_session session(command_line, idle_kernel, 32, {"--dcuda-ranks-per-device=2"});
+    const int first_rank = session.rank_info().rank_start;
+    const int rank_of[2] = {first_rank, first_rank + 1};
+    device_bytes window(2 * largest_message);  // the half of each rank of this process
+    device_bytes source(largest_message);
+    upload_payload(source.get(), largest_message, world.process());
+    dcuda_win win = DCUDA_WIN_NONE;
+    dcuda_host_win_create(session.context(), window.get(), window.size(), &win);
+    const owned_stream streams[2];
+    const auto half_of = [&](int side) {
+      return window.get<unsigned char>() + side * largest_message;
+    };
+    const auto put_notify = [&](int from, std::size_t size, int with_tag) {
+      dcuda_put_notify_on_stream(session.context(), win, rank_of[1 - from],
+                                 (1 - from) * largest_message, size, source.get(), with_tag,
+                                 streams[from].get());
+    };
+    const auto wait = [&](int side, int with_tag, int count) {
+      dcuda_wait_notifications_on_stream(session.context(), rank_of[side], with_tag, count,
+                                         streams[side].get());
+    };
+    for (const std::size_t size : sizes) {
+      BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, window.size()));
+      BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+      one_way_us.push_back(two_stream_ping_pong_us(
+          streams[0].get(), streams[1].get(), [&](int side, int) { put_notify(side, size, tag); },
+          [&](int side, int) { wait(side, tag, 1); }));
+      for (int side = 0; side < 2; ++side) {
+        bytes_arrived = bytes_arrived && device_holds_payload(half_of(side), size, world.process());
+      }
+    }
+    for (const std::size_t size : batch_sizes) {
+      BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, window.size()));
+      BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+      batch_per_message.push_back(two_stream_batch_us(
+          streams[0].get(), streams[1].get(), [&] { put_notify(0, size, batch_tag); },
+          [&](int count) { wait(1, batch_tag, count); },
+          [&] {
+            dcuda_notify_on_stream(session.context(), win, rank_of[0], answer_tag,
+                                   streams[1].get());
+          },
+          [&] { wait(0, answer_tag, 1); }));
+      bytes_arrived = bytes_arrived && device_holds_payload(half_of(1), size, world.process());
+    }
+    dcuda_host_win_free(session.context(), win);
+  }
+  for (figure& f : one_way_us) f = world.from_process0(f);
+  for (figure& f : batch_per_message) f = world.from_process0(f);
+  return one_way_us;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,6 +265,24 @@ int main(int argc, char** argv) {
   }
   const std::vector<figure> device_initiated =
       device_ping_pong_us(world, command_line, sizes, bytes_arrived);
+  std::vector<figure> same_gpu_batch_per_message;
+  const std::vector<figure> same_gpu =
+      same_gpu_ping_pong_us(world, command_line, sizes, bytes_arrived, same_gpu_batch_per_message);
+  std::vector<double> same_gpu_floor_us;
+  {
+    device_bytes source(largest_message);
+    upload_payload(source.get(), largest_message, world.process());
+    const owned_stream first, second;
+    two_stream_memop_ping_pong floor(largest_message);
+    for (const std::size_t size : sizes) {
+      same_gpu_floor_us.push_back(floor.run(
+          first.get(), second.get(), source.get<unsigned char>(), size,
+          [&](const unsigned char* received) {
+            bytes_arrived = bytes_arrived && device_holds_payload(received, size, world.process());
+          }));
+    }
+    for (double& us : same_gpu_floor_us) us = world.from_process0(us);
+  }
   const figure launch_floor = launch_floor_us();
   if (world.any(!bytes_arrived)) fail_job(benchmark, "a ping-pong's bytes did not arrive intact");
 
@@ -264,11 +347,46 @@ int main(int argc, char** argv) {
     initiators.rows.push_back({sizes[i], by_default[i].median, device_initiated[i].median,
                                by_default[i].min, by_default[i].max});
   }
+  table same_gpu_results{
+      "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
+      "dcuda_wait_notifications_on_stream), one way, same GPU, 2 ranks of one process on 2 "
+      "streams",
+      "us",
+      "stream memop",
+      "the same ping-pong between 2 streams of one process from cudaMemcpyAsync within the GPU "
+      "and cuStreamWriteValue32 of the other stream's flag, cuStreamWaitValue32 on the own flag",
+      2,
+      32,
+      0,
+      {}};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    same_gpu_results.rows.push_back(
+        {sizes[i], same_gpu[i].median, same_gpu_floor_us[i], same_gpu[i].min, same_gpu[i].max});
+  }
+  table same_gpu_rate{
+      "message rate of dcuda_put_notify_on_stream within one GPU: " +
+          std::to_string(stream_batch_messages) +
+          " queued back to back on one stream to the process's other rank, then one answer; "
+          "time per message",
+      "us",
+      "empty kernel",
+      rate.reference_detail,
+      2,
+      32,
+      1,
+      {}};
+  for (std::size_t i = 0; i < batch_sizes.size(); ++i) {
+    same_gpu_rate.rows.push_back({batch_sizes[i], same_gpu_batch_per_message[i].median,
+                                  launch_floor.median, same_gpu_batch_per_message[i].min,
+                                  same_gpu_batch_per_message[i].max});
+  }
   if (out) {
     out->print(results);
     out->print(switch_over);
     out->print(rate);
     out->print(initiators);
+    out->print(same_gpu_results);
+    out->print(same_gpu_rate);
     // The smallest size from which the host's calls are faster at this and every larger size.
     std::size_t host_from = 0;
     for (std::size_t i = sizes.size();

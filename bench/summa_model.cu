@@ -19,11 +19,17 @@
 // benchmark stops before measuring, saying so. The C blocks are checked against sums computed
 // on the host at 16 entries per rank (the matrices hold small integers: every sum is exact).
 //
+// --initiator=host: the same communication issued by the host instead, each rank's puts and waits
+// on a stream of its own (dcuda_put_notify_on_stream, dcuda_wait_notifications_on_stream; see
+// host_initiated_ms), predicted with the host-initiated fits and the GPU starting its puts one
+// after another (summa_schedule.h).
+//
 // Options (the other arguments go to dcuda): --sizes=N1,N2,... (multiples of 32 q), --grid=q,
-// --model=FILE, --repetitions=R (default 3).
+// --model=FILE, --repetitions=R (default 3), --initiator=device|host (default device).
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -41,6 +47,7 @@
 #include "common/summa_schedule.h"
 #include "dcuda/detail/device/clock.cuh"
 #include "dcuda/device.cuh"
+#include "dcuda/host_stream.h"
 #include "dcuda/model.h"
 
 namespace {
@@ -75,6 +82,19 @@ struct summa_data {
   unsigned long long* communication_ns;  // [local rank][repetitions]
 };
 
+// Where the blocks of this GPU's rank `local` lie.
+struct rank_blocks {
+  double* a;         // its A block
+  double* b;         // its B block
+  double* received;  // the A block it receives, then the B block
+  double* c;         // its C block
+};
+__host__ __device__ inline rank_blocks blocks_of(const summa_data& data, int local) {
+  const long long block_doubles = static_cast<long long>(data.block) * data.block;
+  double* a = data.windows + 4 * local * block_doubles;
+  return {a, a + block_doubles, a + 2 * block_doubles, data.c + local * block_doubles};
+}
+
 // C += A B for b x b row-major blocks, by one rank: 32 x 32 tiles of C, each thread
 // rows_per_thread entries of a column.
 __device__ void multiply_add(const double* a, const double* b, double* c, int n) {
@@ -105,6 +125,16 @@ __device__ void multiply_add(const double* a, const double* b, double* c, int n)
   }
 }
 
+// Rank (i, j)'s blocks of A and B, by the rank's threads.
+__device__ void fill_blocks(double* a, double* b, int i, int j, int n) {
+  const long long block_doubles = static_cast<long long>(n) * n;
+  for (long long e = threadIdx.x; e < block_doubles; e += blockDim.x) {
+    const long long row = e / n, column = e % n;
+    a[e] = a_entry(static_cast<long long>(i) * n + row, static_cast<long long>(j) * n + column);
+    b[e] = b_entry(static_cast<long long>(i) * n + row, static_cast<long long>(j) * n + column);
+  }
+}
+
 __global__ void __launch_bounds__(threads_per_rank) summa_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
@@ -116,15 +146,9 @@ __global__ void __launch_bounds__(threads_per_rank) summa_kernel(dcuda_context_h
   const int i = rank / q, j = rank % q, local = rank - data->first_rank;
   const long long block_doubles = static_cast<long long>(n) * n;
   const int block_bytes = static_cast<int>(block_doubles * static_cast<long long>(sizeof(double)));
-  double* a = data->windows + 4 * local * block_doubles;
-  double* b = a + block_doubles;
-  double* received = a + 2 * block_doubles;
-  double* c = data->c + local * block_doubles;
-  for (long long e = threadIdx.x; e < block_doubles; e += blockDim.x) {
-    const long long row = e / n, column = e % n;
-    a[e] = a_entry(static_cast<long long>(i) * n + row, static_cast<long long>(j) * n + column);
-    b[e] = b_entry(static_cast<long long>(i) * n + row, static_cast<long long>(j) * n + column);
-  }
+  const rank_blocks mine = blocks_of(*data, local);
+  double *a = mine.a, *b = mine.b, *received = mine.received, *c = mine.c;
+  fill_blocks(a, b, i, j, n);
   __syncthreads();
   dcuda_win win;
   dcuda_win_create(gst, DCUDA_COMM_WORLD, a, 4 * block_bytes, &win);
@@ -168,11 +192,72 @@ __global__ void __launch_bounds__(threads_per_rank) summa_kernel(dcuda_context_h
   dcuda_gpu_finish(gst);
 }
 
+// The host-initiated version's kernels: block `local` of the launch works for this GPU's rank
+// `local`, as that rank does in summa_kernel.
+__global__ void __launch_bounds__(threads_per_rank) fill_kernel(summa_data data) {
+  const int local = static_cast<int>(blockIdx.x), rank = data.first_rank + local;
+  const rank_blocks mine = blocks_of(data, local);
+  fill_blocks(mine.a, mine.b, rank / data.side, rank % data.side, data.block);
+}
+
+__global__ void __launch_bounds__(threads_per_rank) multiply_kernel(summa_data data, int step) {
+  const int local = static_cast<int>(blockIdx.x), rank = data.first_rank + local;
+  const int i = rank / data.side, j = rank % data.side;
+  const long long block_doubles = static_cast<long long>(data.block) * data.block;
+  const rank_blocks mine = blocks_of(data, local);
+  multiply_add(j == step ? mine.a : mine.received,
+               i == step ? mine.b : mine.received + block_doubles, mine.c, data.block);
+}
+
+// Holds the main stream until the host has queued a step, so that the time measured is the GPU's,
+// not the host's speed of queueing: polls a word of pinned host memory the host sets to the
+// step's number. A kernel rather than cuStreamWaitValue32, which has no time limit: this one gives
+// up after gate_limit_ns, saying so in `gave_up`. Either holds the hardware queue of the main
+// stream; nothing the host does to open it waits for the GPU.
+constexpr std::uint64_t gate_limit_ns = 60'000'000'000ull;
+__global__ void gate_kernel(const volatile unsigned* opened, unsigned step, unsigned* gave_up) {
+  const std::uint64_t start = dcuda::device::global_time_ns();
+  while (*opened < step) {
+    if (dcuda::device::global_time_ns() - start > gate_limit_ns) {
+      *gave_up = 1;
+      return;
+    }
+  }
+}
+
+// One word of pinned host memory the GPU reads, freed with the object.
+class host_gate {
+ public:
+  host_gate() {
+    BENCH_CUDA_CHECK(cudaHostAlloc(&words_, 2 * sizeof(unsigned), cudaHostAllocMapped));
+    words_[0] = words_[1] = 0;
+  }
+  ~host_gate() { cudaFreeHost(words_); }
+  host_gate(const host_gate&) = delete;
+  host_gate& operator=(const host_gate&) = delete;
+
+  // Queues the gate of the step numbered `step` (from 1) on `stream`.
+  void queue(unsigned step, cudaStream_t stream) const {
+    gate_kernel<<<1, 1, 0, stream>>>(words_, step, words_ + 1);
+    BENCH_CUDA_CHECK(cudaGetLastError());
+  }
+  // Lets the gates up to `step` pass.
+  void open(unsigned step) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    static_cast<volatile unsigned*>(words_)[0] = step;
+  }
+  bool gave_up() const { return static_cast<volatile unsigned*>(words_)[1] != 0; }
+
+ private:
+  unsigned* words_ = nullptr;
+};
+
 struct choices {
   std::vector<int> sizes = {512, 1024, 2048, 4096, 8192, 16384};
   int side = 8;
   int repetitions = 3;
   std::string model_file;
+  bool host_initiated = false;  // --initiator=host
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -209,6 +294,11 @@ choices take_choices(options& command_line) {
       chosen.side = positive("--grid", value, 64);
     } else if (name == "--repetitions") {
       chosen.repetitions = positive("--repetitions", value, max_repetitions);
+    } else if (name == "--initiator") {
+      if (value != "device" && value != "host") {
+        usage_error("--initiator: '" + value + "' is neither device nor host");
+      }
+      chosen.host_initiated = value == "host";
     } else if (name == "--model") {
       if (value.empty()) usage_error("--model needs a file: --model=FILE");
       chosen.model_file = value;
@@ -220,30 +310,20 @@ choices take_choices(options& command_line) {
   return chosen;
 }
 
-template <typename T>
-T* device_array(std::size_t count) {
-  T* pointer = nullptr;
-  BENCH_CUDA_CHECK(cudaMalloc(&pointer, count * sizeof(T)));
-  return pointer;
-}
-
+// The device memory of one process's ranks: their windows (A and B blocks, two steps' worth),
+// their C blocks and their per-repetition communication times.
 struct device_blocks {
-  double *windows, *c;
-  unsigned long long* communication_ns;
-  device_blocks(int ranks, long long block_doubles, int repetitions) {
-    const auto doubles = static_cast<std::size_t>(ranks) * static_cast<std::size_t>(block_doubles);
-    windows = device_array<double>(4 * doubles);
-    c = device_array<double>(doubles);
-    communication_ns =
-        device_array<unsigned long long>(static_cast<std::size_t>(ranks * repetitions));
+  device_bytes windows, c, communication_ns;
+  device_blocks(int ranks, long long block_doubles, int repetitions)
+      : windows(4 * doubles_of(ranks, block_doubles) * sizeof(double)),
+        c(doubles_of(ranks, block_doubles) * sizeof(double)),
+        communication_ns(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(repetitions) *
+                         sizeof(unsigned long long)) {}
+
+ private:
+  static std::size_t doubles_of(int ranks, long long block_doubles) {
+    return static_cast<std::size_t>(ranks) * static_cast<std::size_t>(block_doubles);
   }
-  ~device_blocks() {
-    cudaFree(windows);
-    cudaFree(c);
-    cudaFree(communication_ns);
-  }
-  device_blocks(const device_blocks&) = delete;
-  device_blocks& operator=(const device_blocks&) = delete;
 };
 
 // Entries of C checked against the host's sums: 16 per rank, spread over the block.
@@ -273,6 +353,100 @@ long long wrong_entries(const summa_data& data, int ranks_here, int matrix_size)
   return wrong;
 }
 
+// The host-initiated version of one multiplication, `data.repetitions` times after a warm-up:
+// the same puts and waits issued by the host (dcuda_put_notify_on_stream and
+// dcuda_wait_notifications_on_stream, in `win`, one host window over every rank's window of this
+// process), each rank's on a stream of its own, so that the ranks' communication proceeds
+// side by side as the ranks' own does in summa_kernel. A step starts once the host has queued all
+// of it (host_gate) with dcuda_barrier_on_stream on the main stream, which every rank's stream
+// then waits for; the multiplication (one kernel,
+// a block per rank) follows a second barrier once every rank's stream is through. A rank's
+// communication time of a step runs from the first barrier to its last wait (CUDA events).
+// Returns, per repetition, the mean over every process's ranks of their sum over the steps, ms.
+// The streams of the host-initiated version, created once for every size (dcuda keeps what it
+// needs per stream).
+struct host_streams {
+  explicit host_streams(int ranks_per_gpu) : of_rank(static_cast<std::size_t>(ranks_per_gpu)) {}
+  owned_stream main;
+  std::vector<owned_stream> of_rank;
+};
+
+std::vector<double> host_initiated_ms(const mpi_world& world, dcuda_host_context_handle context,
+                                      dcuda_win win, const summa_data& data, int ranks_per_gpu,
+                                      const host_streams& streams) {
+  const int q = data.side;
+  const std::size_t block_bytes =
+      static_cast<std::size_t>(data.block) * static_cast<std::size_t>(data.block) * sizeof(double);
+  const summa::grid grid{q, ranks_per_gpu};
+  const owned_stream& main_stream = streams.main;
+  const std::vector<owned_event> started(static_cast<std::size_t>(q));
+  const std::vector<owned_event> finished(static_cast<std::size_t>(ranks_per_gpu * q));
+  const auto finished_of = [&](int local, int step) { return finished[local * q + step].get(); };
+  host_gate gate;
+  unsigned steps_queued = 0;
+  fill_kernel<<<ranks_per_gpu, threads_per_rank, 0, main_stream.get()>>>(data);
+  BENCH_CUDA_CHECK(cudaGetLastError());
+  std::vector<double> mean_ms;
+  for (int repetition = -1; repetition < data.repetitions; ++repetition) {  // -1: warm-up
+    BENCH_CUDA_CHECK(cudaMemsetAsync(data.c, 0, ranks_per_gpu * block_bytes, main_stream.get()));
+    for (int step = 0; step < q; ++step) {
+      gate.queue(++steps_queued, main_stream.get());
+      // Every process has multiplied the blocks of the step before: the receive areas are free.
+      dcuda_barrier_on_stream(context, main_stream.get());
+      BENCH_CUDA_CHECK(cudaEventRecord(started[step].get(), main_stream.get()));
+      // Every rank's puts are queued before any rank's waits: streams share the GPU's hardware
+      // queues (CUDA_DEVICE_MAX_CONNECTIONS), and a wait queued first would hold up the puts of
+      // the streams behind it in its queue, the ones it waits for among them.
+      for (int local = 0; local < ranks_per_gpu; ++local) {
+        const int rank = data.first_rank + local;
+        const cudaStream_t stream = streams.of_rank[local].get();
+        const rank_blocks mine = blocks_of(data, local);
+        BENCH_CUDA_CHECK(cudaStreamWaitEvent(stream, started[step].get(), 0));
+        for (const int target : summa::targets(grid, rank, step)) {
+          // A blocks go along the sender's row, B blocks along its column.
+          const bool a_block = grid.row(target) == grid.row(rank);
+          const int target_local = target - grid.gpu(target) * ranks_per_gpu;
+          const std::size_t offset =
+              (4 * static_cast<std::size_t>(target_local) + (a_block ? 2 : 3)) * block_bytes;
+          dcuda_put_notify_on_stream(context, win, target, offset, block_bytes,
+                                     a_block ? mine.a : mine.b, a_block ? a_tag : b_tag, stream);
+        }
+      }
+      for (int local = 0; local < ranks_per_gpu; ++local) {
+        const int rank = data.first_rank + local;
+        const cudaStream_t stream = streams.of_rank[local].get();
+        if (grid.column(rank) != step) {
+          dcuda_wait_notifications_on_stream(context, rank, a_tag, 1, stream);
+        }
+        if (grid.row(rank) != step) {
+          dcuda_wait_notifications_on_stream(context, rank, b_tag, 1, stream);
+        }
+        BENCH_CUDA_CHECK(cudaEventRecord(finished_of(local, step), stream));
+        BENCH_CUDA_CHECK(cudaStreamWaitEvent(main_stream.get(), finished_of(local, step), 0));
+      }
+      // The model describes puts alone: no rank multiplies while others still communicate.
+      dcuda_barrier_on_stream(context, main_stream.get());
+      multiply_kernel<<<ranks_per_gpu, threads_per_rank, 0, main_stream.get()>>>(data, step);
+      BENCH_CUDA_CHECK(cudaGetLastError());
+      gate.open(steps_queued);
+    }
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(main_stream.get()));
+    if (gate.gave_up()) fail_job(benchmark, "a step's gate waited 60 s for the host");
+    if (repetition < 0) continue;
+    long long total_ns = 0;
+    for (int local = 0; local < ranks_per_gpu; ++local) {
+      for (int step = 0; step < q; ++step) {
+        float milliseconds = 0;
+        BENCH_CUDA_CHECK(
+            cudaEventElapsedTime(&milliseconds, started[step].get(), finished_of(local, step)));
+        total_ns += static_cast<long long>(static_cast<double>(milliseconds) * 1e6);
+      }
+    }
+    mean_ms.push_back(static_cast<double>(world.sum(total_ns)) / (q * q) / 1e6);
+  }
+  return mean_ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -281,7 +455,7 @@ int main(int argc, char** argv) {
       argc, argv, benchmark,
       "SUMMA's communication time, measured against the performance model's prediction; run it "
       "as mpirun -np G, one process per GPU; options --sizes=N1,N2,... --grid=q --model=FILE "
-      "--repetitions=R");
+      "--repetitions=R --initiator=device|host");
   const choices chosen = take_choices(command_line);
   if (skip_for(world, world.one_node() ? gpu_shortage(world, world.processes())
                                        : "the processes run on more than one node; this "
@@ -316,6 +490,15 @@ int main(int argc, char** argv) {
              "by dcuda-model --write)");
   }
   dcuda_model_load(model_file.c_str());  // a bad file ends the run here, before measuring
+  const dcuda_model_initiator initiator =
+      chosen.host_initiated ? DCUDA_MODEL_HOST : DCUDA_MODEL_DEVICE;
+  const auto predict = [&](bool same_gpu, std::size_t bytes, int count) {
+    return dcuda_model_predict(same_gpu ? DCUDA_MODEL_SAME_GPU : DCUDA_MODEL_PEER, initiator, bytes,
+                               count);
+  };
+  // So does a model without the fits the prediction needs.
+  predict(true, 8, 2);
+  if (gpus > 1) predict(false, 8, 2);
 
   std::vector<row> rows;
   {
@@ -333,38 +516,53 @@ int main(int argc, char** argv) {
     const int largest_block = *std::max_element(chosen.sizes.begin(), chosen.sizes.end()) / q;
     blocks.emplace(ranks_per_gpu, static_cast<long long>(largest_block) * largest_block,
                    chosen.repetitions);
-    dcuda_host_share_memory(session.context(), blocks->windows);
+    dcuda_win host_window = DCUDA_WIN_NONE;
+    std::optional<host_streams> streams;
+    if (chosen.host_initiated) {
+      streams.emplace(ranks_per_gpu);
+      dcuda_host_win_create(session.context(), blocks->windows.get(), blocks->windows.size(),
+                            &host_window);
+    } else {
+      dcuda_host_share_memory(session.context(), blocks->windows.get());
+    }
     for (int size : chosen.sizes) {
       const int block = size / q;
       summa_data data{q,
                       block,
                       info.rank_start,
                       chosen.repetitions,
-                      blocks->windows,
-                      blocks->c,
-                      blocks->communication_ns};
-      session.run(data);
+                      blocks->windows.get<double>(),
+                      blocks->c.get<double>(),
+                      blocks->communication_ns.get<unsigned long long>()};
+      std::vector<double> mean_ms;
+      if (chosen.host_initiated) {
+        mean_ms =
+            host_initiated_ms(world, session.context(), host_window, data, ranks_per_gpu, *streams);
+      } else {
+        session.run(data);
+        std::vector<unsigned long long> ns(
+            static_cast<std::size_t>(ranks_per_gpu * chosen.repetitions));
+        BENCH_CUDA_CHECK(cudaMemcpy(ns.data(), blocks->communication_ns.get(),
+                                    ns.size() * sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost));
+        // Per repetition, the sum over this GPU's ranks; then over every GPU.
+        for (int repetition = 0; repetition < chosen.repetitions; ++repetition) {
+          long long total = 0;
+          for (int local = 0; local < ranks_per_gpu; ++local) {
+            total += static_cast<long long>(ns[local * chosen.repetitions + repetition]);
+          }
+          mean_ms.push_back(static_cast<double>(world.sum(total)) / (q * q) / 1e6);
+        }
+      }
       if (const long long wrong = world.sum(wrong_entries(data, ranks_per_gpu, size)); wrong > 0) {
         fail_job(benchmark, "N = " + std::to_string(size) + ": " + std::to_string(wrong) +
                                 " sampled entries of C differ from the host's sums");
-      }
-      std::vector<unsigned long long> ns(
-          static_cast<std::size_t>(ranks_per_gpu * chosen.repetitions));
-      BENCH_CUDA_CHECK(cudaMemcpy(ns.data(), blocks->communication_ns,
-                                  ns.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-      // Per repetition, the sum over this GPU's ranks; then over every GPU.
-      std::vector<double> mean_ms;
-      for (int repetition = 0; repetition < chosen.repetitions; ++repetition) {
-        long long total = 0;
-        for (int local = 0; local < ranks_per_gpu; ++local) {
-          total += static_cast<long long>(ns[local * chosen.repetitions + repetition]);
-        }
-        mean_ms.push_back(static_cast<double>(world.sum(total)) / (q * q) / 1e6);
       }
       rows.push_back({static_cast<std::size_t>(size), median(mean_ms), 0,
                       *std::min_element(mean_ms.begin(), mean_ms.end()),
                       *std::max_element(mean_ms.begin(), mean_ms.end())});
     }
+    if (chosen.host_initiated) dcuda_host_win_free(session.context(), host_window);
   }
   if (!world.prints()) return 0;
 
@@ -373,22 +571,26 @@ int main(int argc, char** argv) {
     const std::size_t n = r.size_bytes;  // the first column holds N here, not bytes
     const std::size_t bytes = (n / q) * (n / q) * sizeof(double);
     const summa::put_model cost = [&](bool same_gpu) {
-      const dcuda_model_path path = same_gpu ? DCUDA_MODEL_SAME_GPU : DCUDA_MODEL_PEER;
-      const double first = dcuda_model_predict(path, DCUDA_MODEL_DEVICE, bytes, 1);
-      return summa::put_cost{first,
-                             dcuda_model_predict(path, DCUDA_MODEL_DEVICE, bytes, 2) - first};
+      const double first = predict(same_gpu, bytes, 1);
+      return summa::put_cost{first, predict(same_gpu, bytes, 2) - first};
     };
-    r.reference = summa::predicted_mean_us(grid, cost) / 1e3;
+    r.reference =
+        summa::predicted_mean_us(grid, cost,
+                                 chosen.host_initiated ? summa::issuing::gpu_issues_in_turn
+                                                       : summa::issuing::ranks_issue_apart) /
+        1e3;
   }
 
   report out(benchmark, command_line, current_device());
   out.print({"SUMMA, C = A B of N x N doubles on a " + std::to_string(q) + " x " +
                  std::to_string(q) + " grid of ranks, " + std::to_string(ranks_per_gpu) +
-                 " per GPU on " + std::to_string(gpus) +
-                 " GPU(s): communication time per multiplication (mean over ranks)",
+                 " per GPU on " + std::to_string(gpus) + " GPU(s), " +
+                 (chosen.host_initiated ? "host" : "device") +
+                 "-initiated: communication time per multiplication (mean over ranks)",
              "ms", "model",
-             "dcuda_model_predict with " + model_file +
-                 ": device-initiated puts of the block size, same GPU or peer path",
+             "dcuda_model_predict with " + model_file + ": " +
+                 (chosen.host_initiated ? "host" : "device") +
+                 "-initiated puts of the block size, same GPU or peer path",
              q * q, threads_per_rank, 0, rows, "N"});
   std::vector<double> errors;
   for (const row& r : rows) errors.push_back(std::fabs(r.reference - r.dcuda) / r.dcuda);

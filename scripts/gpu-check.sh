@@ -334,7 +334,8 @@ fi
 
 # The performance model: fitted from this run's results (then the committed ones of the GPU
 # model, for what this run did not measure), then SUMMA's communication against its prediction on
-# 1, 2, 4, ... GPUs, scored together (docs/model.md).
+# 1, 2, 4, ... GPUs, device- and host-initiated, each version scored over its GPU counts
+# (docs/model.md).
 if wanted summa_model; then
   step "performance model: dcuda-model, then summa_model"
   # The committed results' folder prefix of this GPU ("NVIDIA H200" -> h200).
@@ -349,12 +350,15 @@ if wanted summa_model; then
     summa_runs=()
     for count in 1 2 4 8; do
       [ "$count" -le "$gpus" ] || continue
-      if launch "$count" build/bench/summa_model --model="$OUT/results/model.txt" \
-          --out "$OUT/results/model-validation/gpus-$count"; then
-        summa_runs+=("$OUT/results/model-validation/gpus-$count/summa_model.json")
-      else
-        status=1
-      fi
+      for initiator in device host; do
+        folder="$OUT/results/model-validation/$initiator-gpus-$count"
+        if launch "$count" build/bench/summa_model --model="$OUT/results/model.txt" \
+            --initiator="$initiator" --out "$folder"; then
+          summa_runs+=("$folder/summa_model.json")
+        else
+          status=1
+        fi
+      done
     done
     if [ ${#summa_runs[@]} -gt 0 ]; then
       python3 bench/plot_model_validation.py "${summa_runs[@]}" \

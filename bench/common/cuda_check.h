@@ -54,6 +54,19 @@ class owned_stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// A CUDA event (with timing), destroyed with the object.
+class owned_event {
+ public:
+  owned_event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate", __FILE__, __LINE__); }
+  ~owned_event() { cudaEventDestroy(event_); }
+  owned_event(const owned_event&) = delete;
+  owned_event& operator=(const owned_event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 }  // namespace dcuda_bench
 
 #define BENCH_CUDA_CHECK(call) ::dcuda_bench::check_cuda((call), #call, __FILE__, __LINE__)

@@ -60,6 +60,39 @@ figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
   return world.from_process0(one_way);
 }
 
+// The same ping-pong between two streams of one process, on its GPU (the same-GPU path): `first`
+// sends and then waits, `second` waits and then answers; one way in microseconds from CUDA events
+// on `first`, the median of `repetitions`, with their range. `send(side, k)` and `wait(side, k)`
+// queue the k-th message of stream `side` (0: first, 1: second). No MPI: every process may run
+// its own.
+template <typename Send, typename Wait>
+figure two_stream_ping_pong_us(cudaStream_t first, cudaStream_t second, Send&& send, Wait&& wait) {
+  const owned_event start, stop;
+  std::vector<double> one_way_us;
+  int message = 0;
+  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
+    BENCH_CUDA_CHECK(cudaEventRecord(start.get(), first));
+    for (int round = 0; round < stream_round_trips; ++round) {
+      ++message;
+      // Each wait queued after what satisfies it: the two streams may share a hardware queue,
+      // where a wait queued first would hold up its own answer.
+      send(0, message);
+      wait(1, message);
+      send(1, message);
+      wait(0, message);
+    }
+    BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), first));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(first));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(second));
+    if (repetition > 0) {
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
+      one_way_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_round_trips / 2);
+    }
+  }
+  return summary(one_way_us);
+}
+
 inline constexpr int stream_batch_messages = 10000;  // a repetition of the message-rate test
 
 // The message rate of queued operations, as the time per message in microseconds on process 0
@@ -97,6 +130,34 @@ figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
   cudaEventDestroy(stop);
   const figure time = summary(per_message_us);  // process 0's; empty elsewhere
   return world.from_process0(time);
+}
+
+// The message rate between two streams of one process, as stream_batch_us: `first` queues
+// `stream_batch_messages` sends (`send()`) and a wait for one answer (`wait_answer()`), `second`
+// a wait for all of them (`wait_batch(count)`) and the answer (`answer()`); timed on `first` from
+// the first send to the answer. No MPI.
+template <typename Send, typename WaitBatch, typename Answer, typename WaitAnswer>
+figure two_stream_batch_us(cudaStream_t first, cudaStream_t second, Send&& send,
+                           WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer) {
+  const owned_event start, stop;
+  std::vector<double> per_message_us;
+  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
+    // Each wait queued after what satisfies it, as in two_stream_ping_pong_us.
+    BENCH_CUDA_CHECK(cudaEventRecord(start.get(), first));
+    for (int message = 0; message < stream_batch_messages; ++message) send();
+    wait_batch(stream_batch_messages);
+    answer();
+    wait_answer();
+    BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), first));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(first));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(second));
+    if (repetition > 0) {
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
+      per_message_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
+    }
+  }
+  return summary(per_message_us);
 }
 
 }  // namespace dcuda_bench

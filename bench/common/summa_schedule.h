@@ -7,6 +7,11 @@
 // puts its B block to every other rank of column j, in ascending row; rank (k, k) sends its A
 // blocks first, then its B blocks. Every rank then multiplies the A and B blocks of step k into C.
 // The steps are separated by barriers, so each step's communication starts together.
+//
+// Who starts the puts: each rank its own, side by side (device-initiated: ranks_issue_apart), or
+// the GPU one after another in the order the host queued them, every rank's in turn, ascending
+// (host-initiated: each put is a kernel or a copy the GPU's front end starts, and it starts them
+// at the message rate g whichever stream they are on: gpu_issues_in_turn).
 #pragma once
 
 #include <algorithm>
@@ -52,14 +57,27 @@ struct put_cost {
 };
 using put_model = std::function<put_cost(bool same_gpu)>;
 
+enum class issuing { ranks_issue_apart, gpu_issues_in_turn };
+
 // The predicted communication time of `rank` in `step`: from the step's start until it has
 // received what it needs (the A block unless it owns it, the B block likewise) and, when it
 // sends, until its last put was notified at its target. (The benchmark stops a sender's clock
 // when its last put returns; on the same GPU and the peer path a put returns once its bytes are
 // in the target window, at most its latency before the notification arrives.)
-inline double predicted_step_us(const grid& g, const put_model& cost, int rank, int step) {
+inline double predicted_step_us(const grid& g, const put_model& cost, int rank, int step,
+                                issuing who = issuing::ranks_issue_apart) {
+  const auto each_of = [&](int sender) {
+    double sum = 0;
+    for (int target : targets(g, sender, step)) sum += cost(g.gpu(sender) == g.gpu(target)).each;
+    return sum;
+  };
   const auto arrival = [&](int sender, int receiver) {
-    double issued = 0;  // when the sender starts the put to `receiver`
+    double issued = 0;                         // when the sender's put to `receiver` starts
+    if (who == issuing::gpu_issues_in_turn) {  // after the puts of the GPU's earlier ranks
+      for (int earlier = g.gpu(sender) * g.ranks_per_gpu; earlier < sender; ++earlier) {
+        issued += each_of(earlier);
+      }
+    }
     for (int target : targets(g, sender, step)) {
       const put_cost one = cost(g.gpu(sender) == g.gpu(target));
       if (target == receiver) return issued + one.first;
@@ -77,11 +95,12 @@ inline double predicted_step_us(const grid& g, const put_model& cost, int rank, 
 }
 
 // The mean over all ranks of their predicted communication time summed over the q steps.
-inline double predicted_mean_us(const grid& g, const put_model& cost) {
+inline double predicted_mean_us(const grid& g, const put_model& cost,
+                                issuing who = issuing::ranks_issue_apart) {
   double total = 0;
   const int ranks = g.side * g.side;
   for (int rank = 0; rank < ranks; ++rank) {
-    for (int step = 0; step < g.side; ++step) total += predicted_step_us(g, cost, rank, step);
+    for (int step = 0; step < g.side; ++step) total += predicted_step_us(g, cost, rank, step, who);
   }
   return total / ranks;
 }

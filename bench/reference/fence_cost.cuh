@@ -1,5 +1,5 @@
 // The memory-consistency cost S of dcuda's performance model (docs/model.md): what the
-// system-scope release fence before every dcuda notification (dcuda's fence_release_sys) costs
+// system-scope release fence before every dcuda notification costs, measured with that very fence
 // beyond the stores it orders. Thread 0 of one block stores a 4-byte payload word and then a flag
 // word (on another 128-byte line) into the target memory, `iterations` times, with a system-scope
 // release fence between the two stores ("fenced") or without it ("unfenced"); S is the difference
@@ -19,6 +19,7 @@
 #include "common/cuda_check.h"
 #include "common/statistics.h"
 #include "dcuda/detail/device/clock.cuh"
+#include "dcuda/detail/device/memory_order.cuh"
 
 namespace dcuda_bench {
 
@@ -39,7 +40,7 @@ __global__ void fence_cost_kernel(unsigned* target, int fenced, int warmup, int 
     const std::uint64_t start = dcuda::device::global_time_ns();
     for (int i = 0; i < count; ++i) {
       *payload = static_cast<unsigned>(i);
-      if (fenced) cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+      if (fenced) dcuda::device::fence_release_sys();
       system_word(*flag).store(static_cast<unsigned>(i), cuda::memory_order_relaxed);
     }
     if (repetition >= 0) repetition_ns[repetition] = dcuda::device::global_time_ns() - start;

@@ -3,7 +3,8 @@
 // CUDA IPC), then a flag written by a stream memory operation (cuStreamWriteValue32 into the other
 // GPU's memory), which the other stream waits for (cuStreamWaitValue32). No kernel, no counting:
 // one writer per flag. What host_stream_latency and nvshmem_latency compare their on-stream
-// figures with.
+// figures with. two_stream_memop_ping_pong: the same between two streams of one process, within
+// its GPU.
 #pragma once
 
 #include <cuda.h>
@@ -19,6 +20,13 @@
 #include "common/stream_ping_pong.h"
 
 namespace dcuda_bench {
+
+inline void driver_check(CUresult status, const char* call) {
+  if (status != CUDA_SUCCESS) {
+    fail_job("stream_memop_ping_pong", std::string(call) + " failed with CUDA driver error " +
+                                           std::to_string(static_cast<int>(status)));
+  }
+}
 
 class stream_memop_ping_pong {
  public:
@@ -55,16 +63,60 @@ class stream_memop_ping_pong {
   }
 
  private:
-  void driver_check(CUresult status, const char* call) const {
-    if (status != CUDA_SUCCESS) {
-      fail_job("stream_memop_ping_pong", std::string(call) + " failed with CUDA driver error " +
-                                             std::to_string(static_cast<int>(status)));
-    }
-  }
-
   const mpi_world& world_;
   ipc_buffer_pair payload_;
   ipc_buffer_pair flags_;
+};
+
+class two_stream_memop_ping_pong {
+ public:
+  // `largest` bytes of payload at most.
+  explicit two_stream_memop_ping_pong(std::size_t largest)
+      : largest_(largest), payload_(2 * largest), flags_(2 * flag_stride) {}
+
+  // One way in us; the bytes each stream received checked by `check` (its buffer on this GPU,
+  // called after the run).
+  template <typename Check>
+  double run(cudaStream_t first, cudaStream_t second, const unsigned char* source, std::size_t size,
+             Check&& check) {
+    BENCH_CUDA_CHECK(cudaMemset(flags_.get(), 0, flags_.size()));
+    BENCH_CUDA_CHECK(cudaMemset(payload_.get(), 0, payload_.size()));
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    const cudaStream_t streams[2] = {first, second};
+    const auto send = [&](int side, int message) {
+      if (size > 0) {
+        BENCH_CUDA_CHECK(cudaMemcpyAsync(buffer_of(1 - side), source, size,
+                                         cudaMemcpyDeviceToDevice, streams[side]));
+      }
+      driver_check(
+          cuStreamWriteValue32(streams[side], flag_of(1 - side), static_cast<cuuint32_t>(message),
+                               CU_STREAM_WRITE_VALUE_DEFAULT),
+          "cuStreamWriteValue32");
+    };
+    const auto wait = [&](int side, int message) {
+      driver_check(cuStreamWaitValue32(streams[side], flag_of(side),
+                                       static_cast<cuuint32_t>(message), CU_STREAM_WAIT_VALUE_GEQ),
+                   "cuStreamWaitValue32");
+    };
+    const double one_way = two_stream_ping_pong_us(first, second, send, wait).median;
+    check(buffer_of(0));
+    check(buffer_of(1));
+    return one_way;
+  }
+
+ private:
+  static constexpr std::size_t flag_stride = 128;  // each flag on a line of its own
+
+  unsigned char* buffer_of(int side) const {
+    return payload_.get<unsigned char>() + side * largest_;
+  }
+  CUdeviceptr flag_of(int side) const {
+    return reinterpret_cast<CUdeviceptr>(flags_.get<unsigned char>() + side * flag_stride);
+  }
+
+  std::size_t largest_;
+  device_bytes payload_;
+  device_bytes flags_;
 };
 
 }  // namespace dcuda_bench

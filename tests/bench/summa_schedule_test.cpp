@@ -49,3 +49,24 @@ DCUDA_TEST(summa_predicted_time_waits_for_the_later_block_and_the_senders_earlie
   // One rank: nothing to send or wait for.
   DCUDA_CHECK_EQ(predicted_mean_us(grid{1, 1}, toy_cost), 0.0);
 }
+
+DCUDA_TEST(summa_host_initiated_puts_start_one_after_another_on_each_gpu) {
+  // 2 x 2 on one GPU, step 0: the GPU starts rank 0's puts (to 1 at 0, to 2 at 1), then rank 1's
+  // (to 3 at 2); rank 2's (to 3) at 3. Arrivals: 1 at 10, 2 at 11, 3 from 1 at 12, from 2 at 13.
+  // Ranks: 0: its last put, 11; 1: max(10, 12) = 12; 2: max(11, 13) = 13; 3: 13.
+  const grid one_gpu{2, 4};
+  const issuing in_turn = issuing::gpu_issues_in_turn;
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 0, 0, in_turn), 11.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 1, 0, in_turn), 12.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 2, 0, in_turn), 13.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 3, 0, in_turn), 13.0);
+  // Two GPUs (0, 1 and 2, 3), step 0: GPU 0 starts rank 0's to 1 (same) at 0 and to 2 (peer) at
+  // 1, then rank 1's to 3 (peer) at 1 + 2 = 3; GPU 1 starts rank 2's to 3 at 0. Ranks: 0: 21;
+  // 1: max(10, 23) = 23; 2: max(21, 10) = 21; 3: max(23, 10) = 23. Each GPU apart: as before.
+  const grid two_gpus{2, 2};
+  DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 1, 0, in_turn), 23.0);
+  DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 2, 0, in_turn), 21.0);
+  DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 3, 0, in_turn), 23.0);
+  DCUDA_CHECK(predicted_mean_us(two_gpus, toy_cost, in_turn) >
+              predicted_mean_us(two_gpus, toy_cost));
+}

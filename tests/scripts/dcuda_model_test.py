@@ -17,12 +17,15 @@ PATHS = {"same-gpu": (0.8, 0.0005, 0.1), "peer": (1.9, 0.0025, 0.4), "network": 
 FITS = {("same-gpu", "device"): (0.5, 0.02, 1.4, 600.0, -0.8),
         ("peer", "device"): (0.2, 0.021, 2.3, 1500.0, -0.83),
         ("network", "device"): (7.0, 0.1, 2.6, 2000.0, -0.85),
+        ("same-gpu", "host"): (4.0, 0.0005, 3.1, 3100.0, -0.9),
         ("peer", "host"): (6.0, 0.001, 4.3, 4300.0, -0.9)}
 TITLES = {  # single-message table, its reference, and its benchmark
     ("same-gpu", "device"): ("local_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications), one way, 2 ranks", "flag ping-pong"),
     ("peer", "device"): ("remote_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications) over the peer path (NVLink), one way", "peer flag"),
     ("network", "device"): ("remote_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications) over the network path (forced), one way", "MPI host"),
-    ("peer", "host"): ("host_stream_latency", "host-initiated notified access on a stream, one way, peer path", "stream memop"),
+    # Same GPU first: its titles must not be taken for the peer path's.
+    ("same-gpu", "host"): ("host_stream_latency", "host-initiated notified access on a stream (dcuda_put_notify_on_stream + dcuda_wait_notifications_on_stream), one way, same GPU, 2 ranks of one process", "stream memop"),
+    ("peer", "host"): ("host_stream_latency", "host-initiated notified access on a stream (dcuda_put_notify_on_stream + dcuda_wait_notifications_on_stream), one way, peer path, 2 processes", "stream memop"),
 }
 BANDWIDTH = {"same-gpu": ("local_bandwidth", "notified access bandwidth, one pair (rank 0 -> rank 1)", "cudaMemcpy"),
              "peer": ("remote_bandwidth", "notified access bandwidth over the peer path (NVLink), one pair", "cudaMemcpyPeer"),
@@ -69,6 +72,9 @@ def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20)
         peak = 1.0 / PATHS[path][1]  # GB/s of G ns per byte
         rows = [(m, m / pipelined(path, "device", m) * 1e-3, peak * min(1.0, m / 65536)) for m in SIZES]
         add(benchmark, table(title, reference, "GB/s", rows))
+    add("host_stream_latency", table("message rate of dcuda_put_notify_on_stream within one GPU: 10000 back to back",
+                                     "empty kernel", "us",
+                                     [(m, pipelined("same-gpu", "host", m), 3.8) for m in host_sizes]))
     add("host_stream_latency", table("message rate of dcuda_put_notify_on_stream: 10000 back to back",
                                      "empty kernel", "us",
                                      [(m, pipelined("peer", "host", m), 3.8) for m in host_sizes]))
@@ -150,10 +156,10 @@ with tempfile.TemporaryDirectory() as scratch:
     check("Table I" in out and "Table II" in out, "the tables are not printed")
     table_one = out.split("Table II")[0].splitlines()
     single_rows = [line for line in table_one if line.startswith("  ")]
-    check(len(single_rows) == 5, f"{len(single_rows)} single-message rows printed, not 5")
-    check(sum(" 1.000" in line for line in single_rows) == 4, "a single-message R^2 is not 1.000:\n" + out)
+    check(len(single_rows) == 6, f"{len(single_rows)} single-message rows printed, not 6")
+    check(sum(" 1.000" in line for line in single_rows) == 5, "a single-message R^2 is not 1.000:\n" + out)
     pipelined_rows = [line for line in out.splitlines() if line.startswith("  ") and "* m^" in line]
-    check(len(pipelined_rows) == 4 and all(" 1.000" in line for line in pipelined_rows),
+    check(len(pipelined_rows) == 5 and all(" 1.000" in line for line in pipelined_rows),
           "pipelined rows or their R^2:\n" + out)
     check("not fitted: network, host" not in out, "network host needs no line: it is not measured")
 
@@ -162,9 +168,10 @@ with tempfile.TemporaryDirectory() as scratch:
     small = os.path.join(scratch, "small")
     write(small, results(host_sizes=(8, 1024, 65536)))
     code, out, _ = run(small, "--write", model_file)
-    host = read_model(model_file)[("pipelined", "peer", "host")]
-    check(code == 0 and "none (no byte-bound size)" in out and host["A_ns_per_byte"] == 0
-          and host["B"] == 0, f"host rate without byte-bound sizes: {host}\n{out}")
+    for path in ("same-gpu", "peer"):
+        host = read_model(model_file)[("pipelined", path, "host")]
+        check(code == 0 and "none (no byte-bound size)" in out and host["A_ns_per_byte"] == 0
+              and host["B"] == 0, f"{path} host rate without byte-bound sizes: {host}\n{out}")
 
     # Without the consistency tables S is 0 and said to be missing; o then holds it.
     bare = os.path.join(scratch, "bare")

@@ -11,8 +11,9 @@ import tempfile
 SCRIPT = sys.argv[1]
 
 
-def result(gpus, pairs):
-    title = f"SUMMA, C = A B of N x N doubles on a 8 x 8 grid of ranks, 16 per GPU on {gpus} GPU(s): x"
+def result(gpus, pairs, initiator="device"):
+    title = (f"SUMMA, C = A B of N x N doubles on a 8 x 8 grid of ranks, 16 per GPU on {gpus} "
+             f"GPU(s), {initiator}-initiated: x")
     rows = [{"size": n, "dcuda": m, "reference": p, "ratio": m / p, "unit": "ms"} for n, m, p in pairs]
     return {"benchmark": "summa_model", "tables": [{"title": title, "unit": "ms", "rows": rows}]}
 
@@ -38,6 +39,12 @@ with tempfile.TemporaryDirectory() as scratch:
     # 4 points and 2 legend entries; errors 5%, 10%, 5%, 4%: median 5%.
     if good[0] != 0 or good[2] != 6 or "median error 5.0%" not in good[1] or "4 GPU(s)" not in good[1]:
         failures.append(f"good fit: {good}")
+    # Each version scored apart: a good device fit does not hide a host fit that misses.
+    mixed = run(result(1, [(512, 1.0, 1.05), (4096, 10.0, 9.0), (8192, 20.0, 21.0)]),
+                result(1, [(512, 1.0, 2.0), (4096, 10.0, 20.0), (8192, 20.0, 40.0)], "host"))
+    if (mixed[0] != 1 or mixed[2] != 8 or "device-initiated: R^2" not in mixed[1]
+            or "host-initiated: R^2" not in mixed[1] or "median error 100.0%" not in mixed[1]):
+        failures.append(f"device and host scored together: {mixed}")
     bad = run(result(2, [(512, 1.0, 2.0), (1024, 2.0, 4.0), (2048, 4.0, 8.0)]))
     if bad[0] != 1 or "missed" not in bad[1]:
         failures.append(f"a prediction twice the measurement passed: {bad}")
