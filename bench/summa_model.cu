@@ -25,7 +25,9 @@
 // after another (summa_schedule.h).
 //
 // Options (the other arguments go to dcuda): --sizes=N1,N2,... (multiples of 32 q), --grid=q,
-// --model=FILE, --repetitions=R (default 3), --initiator=device|host (default device).
+// --model=FILE, --repetitions=R (default 3), --initiator=device|host (default device), --no-gate
+// (host-initiated: each step starts as the host queues it, so the host's speed of queueing is
+// timed too; for compute-sanitizer, whose serialised kernels the gate would keep waiting).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -258,6 +260,7 @@ struct choices {
   int repetitions = 3;
   std::string model_file;
   bool host_initiated = false;  // --initiator=host
+  bool gated = true;            // --no-gate: the host-initiated steps start as they are queued
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -294,6 +297,8 @@ choices take_choices(options& command_line) {
       chosen.side = positive("--grid", value, 64);
     } else if (name == "--repetitions") {
       chosen.repetitions = positive("--repetitions", value, max_repetitions);
+    } else if (name == "--no-gate" && equals == std::string::npos) {
+      chosen.gated = false;
     } else if (name == "--initiator") {
       if (value != "device" && value != "host") {
         usage_error("--initiator: '" + value + "' is neither device nor host");
@@ -373,7 +378,7 @@ struct host_streams {
 
 std::vector<double> host_initiated_ms(const mpi_world& world, dcuda_host_context_handle context,
                                       dcuda_win win, const summa_data& data, int ranks_per_gpu,
-                                      const host_streams& streams) {
+                                      const host_streams& streams, bool gated) {
   const int q = data.side;
   const std::size_t block_bytes =
       static_cast<std::size_t>(data.block) * static_cast<std::size_t>(data.block) * sizeof(double);
@@ -390,7 +395,7 @@ std::vector<double> host_initiated_ms(const mpi_world& world, dcuda_host_context
   for (int repetition = -1; repetition < data.repetitions; ++repetition) {  // -1: warm-up
     BENCH_CUDA_CHECK(cudaMemsetAsync(data.c, 0, ranks_per_gpu * block_bytes, main_stream.get()));
     for (int step = 0; step < q; ++step) {
-      gate.queue(++steps_queued, main_stream.get());
+      if (gated) gate.queue(++steps_queued, main_stream.get());
       // Every process has multiplied the blocks of the step before: the receive areas are free.
       dcuda_barrier_on_stream(context, main_stream.get());
       BENCH_CUDA_CHECK(cudaEventRecord(started[step].get(), main_stream.get()));
@@ -455,7 +460,7 @@ int main(int argc, char** argv) {
       argc, argv, benchmark,
       "SUMMA's communication time, measured against the performance model's prediction; run it "
       "as mpirun -np G, one process per GPU; options --sizes=N1,N2,... --grid=q --model=FILE "
-      "--repetitions=R --initiator=device|host");
+      "--repetitions=R --initiator=device|host --no-gate");
   const choices chosen = take_choices(command_line);
   if (skip_for(world, world.one_node() ? gpu_shortage(world, world.processes())
                                        : "the processes run on more than one node; this "
@@ -536,8 +541,8 @@ int main(int argc, char** argv) {
                       blocks->communication_ns.get<unsigned long long>()};
       std::vector<double> mean_ms;
       if (chosen.host_initiated) {
-        mean_ms =
-            host_initiated_ms(world, session.context(), host_window, data, ranks_per_gpu, *streams);
+        mean_ms = host_initiated_ms(world, session.context(), host_window, data, ranks_per_gpu,
+                                    *streams, chosen.gated);
       } else {
         session.run(data);
         std::vector<unsigned long long> ns(
