@@ -60,6 +60,28 @@ figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
   return world.from_process0(one_way);
 }
 
+// Milliseconds of each of `repetitions` (after a warm-up) of what `queue()` queues on two streams
+// of one process, from CUDA events on `first` around it, both streams drained after each.
+template <typename Queue>
+std::vector<double> two_stream_repetitions_ms(cudaStream_t first, cudaStream_t second,
+                                              Queue&& queue) {
+  const owned_event start, stop;
+  std::vector<double> milliseconds_each;
+  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
+    BENCH_CUDA_CHECK(cudaEventRecord(start.get(), first));
+    queue();
+    BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), first));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(first));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(second));
+    if (repetition > 0) {
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
+      milliseconds_each.push_back(static_cast<double>(milliseconds));
+    }
+  }
+  return milliseconds_each;
+}
+
 // The same ping-pong between two streams of one process, on its GPU (the same-GPU path): `first`
 // sends and then waits, `second` waits and then answers; one way in microseconds from CUDA events
 // on `first`, the median of `repetitions`, with their range. `send(side, k)` and `wait(side, k)`
@@ -67,11 +89,8 @@ figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
 // its own.
 template <typename Send, typename Wait>
 figure two_stream_ping_pong_us(cudaStream_t first, cudaStream_t second, Send&& send, Wait&& wait) {
-  const owned_event start, stop;
-  std::vector<double> one_way_us;
   int message = 0;
-  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
-    BENCH_CUDA_CHECK(cudaEventRecord(start.get(), first));
+  std::vector<double> one_way_us = two_stream_repetitions_ms(first, second, [&] {
     for (int round = 0; round < stream_round_trips; ++round) {
       ++message;
       // Each wait queued after what satisfies it: the two streams may share a hardware queue,
@@ -81,15 +100,8 @@ figure two_stream_ping_pong_us(cudaStream_t first, cudaStream_t second, Send&& s
       send(1, message);
       wait(0, message);
     }
-    BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), first));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(first));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(second));
-    if (repetition > 0) {
-      float milliseconds = 0;
-      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
-      one_way_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_round_trips / 2);
-    }
-  }
+  });
+  for (double& time : one_way_us) time = time * 1e3 / stream_round_trips / 2;
   return summary(one_way_us);
 }
 
@@ -139,24 +151,14 @@ figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
 template <typename Send, typename WaitBatch, typename Answer, typename WaitAnswer>
 figure two_stream_batch_us(cudaStream_t first, cudaStream_t second, Send&& send,
                            WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer) {
-  const owned_event start, stop;
-  std::vector<double> per_message_us;
-  for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
+  std::vector<double> per_message_us = two_stream_repetitions_ms(first, second, [&] {
     // Each wait queued after what satisfies it, as in two_stream_ping_pong_us.
-    BENCH_CUDA_CHECK(cudaEventRecord(start.get(), first));
     for (int message = 0; message < stream_batch_messages; ++message) send();
     wait_batch(stream_batch_messages);
     answer();
     wait_answer();
-    BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), first));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(first));
-    BENCH_CUDA_CHECK(cudaStreamSynchronize(second));
-    if (repetition > 0) {
-      float milliseconds = 0;
-      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
-      per_message_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
-    }
-  }
+  });
+  for (double& time : per_message_us) time = time * 1e3 / stream_batch_messages;
   return summary(per_message_us);
 }
 
