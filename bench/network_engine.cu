@@ -35,21 +35,6 @@ using namespace dcuda_bench;
 
 constexpr const char* benchmark = "network_engine";
 
-// Pinned host memory, freed with the object.
-class pinned_bytes {
- public:
-  explicit pinned_bytes(std::size_t bytes) {
-    BENCH_CUDA_CHECK(cudaHostAlloc(&data_, bytes == 0 ? 1 : bytes, cudaHostAllocDefault));
-  }
-  ~pinned_bytes() { cudaFreeHost(data_); }
-  pinned_bytes(const pinned_bytes&) = delete;
-  pinned_bytes& operator=(const pinned_bytes&) = delete;
-  unsigned char* get() const { return static_cast<unsigned char*>(data_); }
-
- private:
-  void* data_ = nullptr;
-};
-
 // Device buffers and their pinned staging buffers, large enough for the largest window of the
 // bandwidth test (64 MiB, mpi_stream_plan_for).
 class staged_transfers {

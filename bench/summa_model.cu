@@ -227,31 +227,31 @@ __global__ void gate_kernel(const volatile unsigned* opened, unsigned step, unsi
   }
 }
 
-// One word of pinned host memory the GPU reads, freed with the object.
+// The gate's two words of pinned host memory, mapped for the GPU: the step opened (the host
+// writes), whether a gate gave up (the GPU writes).
 class host_gate {
  public:
-  host_gate() {
-    BENCH_CUDA_CHECK(cudaHostAlloc(&words_, 2 * sizeof(unsigned), cudaHostAllocMapped));
-    words_[0] = words_[1] = 0;
+  host_gate() : words_(2 * sizeof(unsigned), cudaHostAllocMapped) {
+    words()[0] = 0;
+    words()[1] = 0;
   }
-  ~host_gate() { cudaFreeHost(words_); }
-  host_gate(const host_gate&) = delete;
-  host_gate& operator=(const host_gate&) = delete;
 
   // Queues the gate of the step numbered `step` (from 1) on `stream`.
   void queue(unsigned step, cudaStream_t stream) const {
-    gate_kernel<<<1, 1, 0, stream>>>(words_, step, words_ + 1);
+    gate_kernel<<<1, 1, 0, stream>>>(words(), step, words_.get<unsigned>() + 1);
     BENCH_CUDA_CHECK(cudaGetLastError());
   }
   // Lets the gates up to `step` pass.
   void open(unsigned step) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    static_cast<volatile unsigned*>(words_)[0] = step;
+    words()[0] = step;
   }
-  bool gave_up() const { return static_cast<volatile unsigned*>(words_)[1] != 0; }
+  bool gave_up() const { return words()[1] != 0; }
 
  private:
-  unsigned* words_ = nullptr;
+  volatile unsigned* words() const { return words_.get<volatile unsigned>(); }
+
+  pinned_bytes words_;
 };
 
 struct choices {

@@ -703,21 +703,6 @@ void print_spread(report& out, const std::vector<spread_figures>& rows) {
 
 // ---- The host-staged MPI transpose --------------------------------------------------------------
 
-// Pinned host memory, freed with the object.
-class pinned_bytes {
- public:
-  explicit pinned_bytes(std::size_t bytes) {
-    BENCH_CUDA_CHECK(cudaMallocHost(&data_, bytes == 0 ? 1 : bytes));
-  }
-  ~pinned_bytes() { cudaFreeHost(data_); }
-  pinned_bytes(const pinned_bytes&) = delete;
-  pinned_bytes& operator=(const pinned_bytes&) = delete;
-  double* get() const { return static_cast<double*>(data_); }
-
- private:
-  void* data_ = nullptr;
-};
-
 // Time per transpose (us, process 0's, on both processes) of the source matrix of `window`
 // (prepared at n): device -> host, MPI_Send of the transpose type (process 0), MPI_Recv
 // contiguous, host -> device into the destination matrix (process 1), a 4-byte answer.
@@ -756,7 +741,7 @@ double mpi_staged_transpose_us(const mpi_world& world, int n, const device_bytes
     for (std::size_t i = 0; i < elements; ++i) {
       const double expected = expected_value(layout_kind::transpose, n, static_cast<int>(i / n),
                                              static_cast<int>(i % n));
-      if (host.get()[i] != expected) ++wrong;
+      if (host.get<double>()[i] != expected) ++wrong;
     }
   }
   wrong = world.sum(wrong);

@@ -38,6 +38,27 @@ class device_bytes {
   std::size_t bytes_;
 };
 
+// Pinned host memory of `bytes` bytes, freed with the object; `flags` as cudaHostAlloc's
+// (cudaHostAllocMapped: the GPU reads and writes it).
+class pinned_bytes {
+ public:
+  explicit pinned_bytes(std::size_t bytes, unsigned flags = cudaHostAllocDefault) {
+    check_cuda(cudaHostAlloc(&data_, bytes == 0 ? 1 : bytes, flags), "cudaHostAlloc", __FILE__,
+               __LINE__);
+  }
+  ~pinned_bytes() { cudaFreeHost(data_); }
+  pinned_bytes(const pinned_bytes&) = delete;
+  pinned_bytes& operator=(const pinned_bytes&) = delete;
+
+  template <typename T = unsigned char>
+  T* get() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+};
+
 // A non-blocking stream, destroyed with the object.
 class owned_stream {
  public:

@@ -23,15 +23,12 @@ inline constexpr int stream_round_trips = 100;  // a repetition
 // from 1 over the whole call, so that signals set to k grow) on `stream`.
 template <typename Send, typename Wait>
 figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& send, Wait&& wait) {
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  BENCH_CUDA_CHECK(cudaEventCreate(&start));
-  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+  const owned_event start, stop;
   std::vector<unsigned long long> nanoseconds;
   int message = 0;
   for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
     world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
-    if (world.process() == 0) BENCH_CUDA_CHECK(cudaEventRecord(start, stream));
+    if (world.process() == 0) BENCH_CUDA_CHECK(cudaEventRecord(start.get(), stream));
     for (int round = 0; round < stream_round_trips; ++round) {
       ++message;
       if (world.process() == 0) {
@@ -42,16 +39,14 @@ figure stream_ping_pong_us(const mpi_world& world, cudaStream_t stream, Send&& s
         send(message);
       }
     }
-    if (world.process() == 0) BENCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+    if (world.process() == 0) BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
     BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (world.process() == 0 && repetition > 0) {
       float milliseconds = 0;
-      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
       nanoseconds.push_back(static_cast<unsigned long long>(milliseconds * 1e6));
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::vector<double> one_way_us;
   for (const unsigned long long ns : nanoseconds) {
     one_way_us.push_back(static_cast<double>(ns) / stream_round_trips / 2 / 1000);
@@ -115,18 +110,15 @@ inline constexpr int stream_batch_messages = 10000;  // a repetition of the mess
 template <typename Send, typename WaitBatch, typename Answer, typename WaitAnswer>
 figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
                        WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer) {
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  BENCH_CUDA_CHECK(cudaEventCreate(&start));
-  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+  const owned_event start, stop;
   std::vector<double> per_message_us;
   for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
     world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
     if (world.process() == 0) {
-      BENCH_CUDA_CHECK(cudaEventRecord(start, stream));
+      BENCH_CUDA_CHECK(cudaEventRecord(start.get(), stream));
       for (int message = 0; message < stream_batch_messages; ++message) send();
       wait_answer();
-      BENCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+      BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
     } else {
       wait_batch(stream_batch_messages);
       answer();
@@ -134,12 +126,10 @@ figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
     BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (world.process() == 0 && repetition > 0) {
       float milliseconds = 0;
-      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start, stop));
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
       per_message_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   const figure time = summary(per_message_us);  // process 0's; empty elsewhere
   return world.from_process0(time);
 }
