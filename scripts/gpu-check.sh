@@ -168,6 +168,7 @@ sanitized_cases=(
   typed_puts_land_every_byte_in_the_target_layout_and_nothing_else
   stream_ordered_puts_land_between_the_kernels_of_their_stream
   multi_block_puts_on_several_streams_count_once_after_all_their_bytes
+  a_ranks_wait_counts_host_notifications_queued_before_its_run_and_keeps_them_across_runs
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).

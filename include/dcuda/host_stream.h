@@ -15,8 +15,14 @@
 // the process that owns it (every rank of a process reaches the same buffer) and the rank whose
 // notifications are counted. In this version the targets are this process and the processes it
 // reaches by the peer path (GPUs of its node); a target reached through the network is refused
-// with an error that says so, and host-initiated notifications are counted apart from the ones
-// ranks send inside a kernel (a rank's dcuda_wait_notifications does not see them).
+// with an error that says so. A rank's dcuda_wait_notifications counts host-initiated
+// notifications beside those ranks send, in runs launched after the first host window; stream
+// waits and ranks consume them apart (give each rank and tag one of the two), and a stream wait
+// does not count the notifications ranks send.
+//
+// The collective calls (window create and free, barrier) first wait for a run of
+// dcuda_host_run_async in flight, as the calls of dcuda/host.h do; the others queue their work at
+// once, also while a run is under way.
 //
 // Errors end the process as the calls of dcuda/host.h do; a stream wait that the watchdog finds
 // waiting longer than DCUDA_WAIT_TIMEOUT is reported with what it waits for.

@@ -147,6 +147,11 @@ void device_buffers::set_node_barrier(const std::vector<std::uint64_t*>& board_o
   context_.node_barrier = 1;
 }
 
+void device_buffers::count_host_notifications(std::uint32_t* counters, std::uint32_t* taken) {
+  context_.host_notifications = counters;
+  context_.host_notifications_taken = taken;
+}
+
 void device_buffers::prepare_run(void* user_data, std::uint32_t first_window_generation,
                                  cudaStream_t stream) {
   context_.user_data = user_data;

@@ -49,6 +49,10 @@ class device_buffers {
   // Enqueued on `stream`; the host-memory parts are reset at once.
   void prepare_run(void* user_data, std::uint32_t first_window_generation, cudaStream_t stream);
 
+  // The host-initiated notifications the ranks of the next runs count in their waits
+  // (dcuda_context::host_notifications; this GPU's memory, owned by the stream operations).
+  void count_host_notifications(std::uint32_t* counters, std::uint32_t* taken);
+
   const world_shape& shape() const { return shape_; }
   dcuda_context* device_context() const { return context_device_.get(); }
 

@@ -102,7 +102,8 @@ stream_operations& dcuda_host_context::collective_stream_operations() {
 }
 
 stream_operations& dcuda_host_context::started_stream_operations(const char* call) {
-  wait_for_run();
+  // No wait for the run in flight: the thread serving it touches none of the stream operations'
+  // state, and it may be waiting for what this call queues.
   if (!stream_operations_) {
     throw error(DCUDA_ERROR_INVALID_STATE,
                 std::string(call) +
@@ -174,6 +175,10 @@ void dcuda_host_context::launch_run(launched_run& run, const char* call, void* u
   if (size > 0) {
     DCUDA_CUDA_CHECK(
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
+  }
+  if (stream_operations_) {
+    buffers_.count_host_notifications(stream_operations_->rank_counters(),
+                                      stream_operations_->taken_by_ranks());
   }
   buffers_.prepare_run(device_data, protocol::first_window_generation(next_run_index()),
                        stream_.get());

@@ -38,8 +38,8 @@ struct dcuda_host_context {
   void run_async(void* user_data, std::size_t size, cudaStream_t stream);
 
   // Waits until the run run_async started, if any, has ended and been served (its results in
-  // user_data, its timings read). Every call on the context but dcuda_host_get_rank_info waits
-  // for it first.
+  // user_data, its timings read). Every call on the context but dcuda_host_get_rank_info and the
+  // stream-ordered calls that only queue work on a stream waits for it first.
   void wait_for_run();
 
   // dcuda_host_run_wait: waits as wait_for_run does; the kernel time in ms of the last run
@@ -51,9 +51,11 @@ struct dcuda_host_context {
   // `allocation` (null: none) into the processes of the node now (docs/api.md).
   void share_memory(void* allocation);
 
-  // The host windows and stream-ordered operations (include/dcuda/host_stream.h), after the run
-  // in flight, if any. collective_stream_operations sets them up at the first collective call
-  // (dcuda_host_win_create, dcuda_barrier_on_stream: every process makes it); the others need a
+  // The host windows and stream-ordered operations (include/dcuda/host_stream.h).
+  // collective_stream_operations waits for the run in flight, if any, and sets them up at the
+  // first collective call (dcuda_host_win_create, dcuda_barrier_on_stream: every process makes
+  // it). started_stream_operations serves the calls that only queue work on a stream and use no
+  // MPI, which a program makes while a run is under way (they feed its ranks' waits); they need a
   // host window to exist, so an error names `call` before the first one.
   dcuda::runtime::stream_operations& collective_stream_operations();
   dcuda::runtime::stream_operations& started_stream_operations(const char* call);

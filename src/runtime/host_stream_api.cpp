@@ -25,8 +25,11 @@ void dcuda_host_win_create(dcuda_host_context_handle ctx, void* base, size_t siz
 
 void dcuda_host_win_free(dcuda_host_context_handle ctx, dcuda_win win) {
   constexpr const char* call = "dcuda_host_win_free";
-  guarded(call,
-          [&] { live_context(call, ctx).started_stream_operations(call).free_window(call, win); });
+  guarded(call, [&] {
+    auto& context = live_context(call, ctx);
+    context.wait_for_run();  // collective, as the other calls that wait for the run in flight
+    context.started_stream_operations(call).free_window(call, win);
+  });
 }
 
 void dcuda_put_on_stream(dcuda_host_context_handle ctx, dcuda_win win, int rank, size_t offset,

@@ -117,6 +117,7 @@ stream_operations::stream_operations(const process_paths& paths,
       max_put_blocks_(1),
       flush_remote_writes_(false),
       counters_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags + 1),
+      taken_by_ranks_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags),
       process_counters_(static_cast<std::size_t>(paths.process_count()), nullptr),
       thresholds_(ranks.ranks_of(paths.process_index)),
       watch_(wait_timeout_s, device) {
@@ -138,6 +139,8 @@ stream_operations::stream_operations(const process_paths& paths,
   // and so is every stream's work here (cudaMemset may return before it is done, and other
   // streams are not ordered after it).
   DCUDA_CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.size() * sizeof(std::uint32_t)));
+  DCUDA_CUDA_CHECK(
+      cudaMemset(taken_by_ranks_.get(), 0, taken_by_ranks_.size() * sizeof(std::uint32_t)));
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   process_counters_[static_cast<std::size_t>(paths.process_index)] = counters_.get();
   if (paths.process_count() > 1) {

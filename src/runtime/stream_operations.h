@@ -77,6 +77,12 @@ class stream_operations {
   stream_operations(const stream_operations&) = delete;
   stream_operations& operator=(const stream_operations&) = delete;
 
+  // This process's ranks' notification counters ([ranks][tag_count]), and how many of their
+  // notifications the ranks have consumed in their runs' waits (zero at first; the ranks write
+  // it): dcuda_context::host_notifications and host_notifications_taken.
+  std::uint32_t* rank_counters() const { return counters_.get(); }
+  std::uint32_t* taken_by_ranks() const { return taken_by_ranks_.get(); }
+
   // dcuda_host_win_create and dcuda_host_win_free: collective.
   int create_window(const char* call, void* base, std::size_t size);
   void free_window(const char* call, int handle);
@@ -116,6 +122,7 @@ class stream_operations {
   unsigned max_put_blocks_;   // the GPU's multiprocessors
   bool flush_remote_writes_;  // the GPU supports CU_STREAM_WAIT_VALUE_FLUSH
   device_array<std::uint32_t> counters_;
+  device_array<std::uint32_t> taken_by_ranks_;    // [ranks][tag_count], written by the ranks
   peer_mappings mappings_;                        // the peers' counters and windows
   std::vector<std::uint32_t*> process_counters_;  // per process, mapped here; null: not reached
   device_array<std::uint32_t*> barrier_words_;    // every reached process's barrier word

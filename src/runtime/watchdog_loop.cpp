@@ -31,7 +31,7 @@ run_outcome watch_until_finished(cudaEvent_t started, cudaEvent_t finished, watc
         buffers.request_abort();
         gave_up_at = now;
       }
-    } else if (now - *gave_up_at > std::chrono::seconds(5)) {
+    } else if (gave_up_at && now - *gave_up_at > std::chrono::seconds(5)) {
       break;  // some rank is not in a dcuda wait and never reads the abort flag
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -20,6 +20,25 @@ DCUDA_TEST(notifications_available_handles_wraparound) {
   DCUDA_CHECK_EQ(counter_index(3, 7), 3u * 256u + 7u);
 }
 
+DCUDA_TEST(a_wait_takes_ranks_notifications_first_then_host_initiated_ones) {
+  // Enough from ranks alone: none from the host.
+  DCUDA_CHECK_EQ(split_notifications(5, 3).from_ranks, 3u);
+  DCUDA_CHECK_EQ(split_notifications(5, 3).from_host, 0u);
+  DCUDA_CHECK_EQ(split_notifications(3, 3).from_host, 0u);
+  // The rest from the host.
+  DCUDA_CHECK_EQ(split_notifications(1, 4).from_ranks, 1u);
+  DCUDA_CHECK_EQ(split_notifications(1, 4).from_host, 3u);
+  DCUDA_CHECK_EQ(split_notifications(0, 2).from_host, 2u);
+  DCUDA_CHECK_EQ(split_notifications(0, 0).from_ranks + split_notifications(0, 0).from_host, 0u);
+  // Availability adds both kinds without wrapping.
+  DCUDA_CHECK(notifications_available_from_both(1, 3, 4));
+  DCUDA_CHECK(!notifications_available_from_both(1, 2, 4));
+  DCUDA_CHECK(notifications_available_from_both(0xffffffffu, 0xffffffffu, 0xffffffffu));
+  DCUDA_CHECK(!notifications_available_from_both(0x80000000u, 0x7ffffffeu, 0xffffffffu));
+  // Pending counts from counters that wrapped, as the wait computes them.
+  DCUDA_CHECK_EQ(split_notifications(notifications_pending(2u, 0xfffffffeu), 6).from_host, 2u);
+}
+
 DCUDA_TEST(notifications_from_many_threads_are_all_counted_across_wrap) {
   // 8 "ranks" each notify 5000 times; the counter starts 1000 below the wrap point.
   const std::uint32_t start = 0xffffffffu - 1000u;

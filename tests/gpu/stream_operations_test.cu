@@ -274,6 +274,147 @@ DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes)
   dcuda_host_finish(context);
 }
 
+// ---- ranks count host-initiated notifications ----
+
+namespace {
+
+// What the host tells the ranks of host_notification_kernel, and what they answer.
+struct mixed_notification_data {
+  int phase;                    // 1: the first run, 2: the second
+  int receiver;                 // world rank that waits
+  const unsigned char* window;  // the host window, which a put_notify fills
+  int size;                     // bytes the put_notify carries
+  int seed;                     // fill_kernel's seed for them
+  int wrong;                    // bytes the receiver found wrong after its wait
+  int tests[3];                 // the receiver's dcuda_test_notifications results
+};
+
+constexpr int mixed_tag = 5;
+
+__global__ void host_notification_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  mixed_notification_data* data = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  if (data->phase == 1) {
+    // One notification from a rank, three from the host: the wait needs all four.
+    if (rank == data->receiver + 1) dcuda_notify(gst, data->receiver, DCUDA_COMM_WORLD, mixed_tag);
+    if (rank == data->receiver) {
+      dcuda_wait_notifications(gst, mixed_tag, 4);
+      for (int i = static_cast<int>(threadIdx.x); i < data->size; i += blockDim.x) {
+        if (data->window[i] != static_cast<unsigned char>(i * 7 + data->seed)) {
+          atomicAdd(&data->wrong, 1);
+        }
+      }
+      const int left = dcuda_test_notifications(gst, mixed_tag, 1);
+      if (threadIdx.x == 0) data->tests[0] = left;
+    }
+  } else if (rank == data->receiver) {
+    // Two host notifications queued before this run; the first run's four stay consumed.
+    const int three = dcuda_test_notifications(gst, mixed_tag, 3);
+    const int two = dcuda_test_notifications(gst, mixed_tag, 2);
+    const int one_more = dcuda_test_notifications(gst, mixed_tag, 1);
+    if (threadIdx.x == 0) {
+      data->tests[0] = three;
+      data->tests[1] = two;
+      data->tests[2] = one_more;
+    }
+  }
+  dcuda_gpu_finish(gst);
+}
+
+// A context of 4 ranks running host_notification_kernel, with a host window the host's
+// put_notify fills for the receiver (its second rank).
+struct mixed_notification_job {
+  static constexpr int window_bytes = 20000;
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = nullptr;
+  device_buffer<unsigned char> window{window_bytes};
+  device_buffer<unsigned char> source{window_bytes};
+  dcuda_win win = DCUDA_WIN_NONE;
+  int receiver = 0;
+
+  mixed_notification_job() {
+    load_kernels();
+    context = start_dcuda(host_notification_kernel, 64, {"--dcuda-ranks-per-device=4"},
+                          std::nullopt, info);
+    dcuda_host_win_create(context, window.data, window_bytes, &win);
+    receiver = info.rank_start + 1;
+  }
+  ~mixed_notification_job() {
+    dcuda_host_win_free(context, win);
+    dcuda_host_finish(context);
+  }
+  mixed_notification_job(const mixed_notification_job&) = delete;
+  mixed_notification_job& operator=(const mixed_notification_job&) = delete;
+
+  // The first run's three host notifications, on `stream`: a put_notify of the window's bytes
+  // (fill_kernel's seed 3), then two notifications.
+  void queue_host_notifications(cudaStream_t stream) {
+    fill_kernel<<<64, 256, 0, stream>>>(source.data, window_bytes, 3);
+    dcuda_put_notify_on_stream(context, win, receiver, 0, window_bytes, source.data, mixed_tag,
+                               stream);
+    dcuda_notify_on_stream(context, win, receiver, mixed_tag, stream);
+    dcuda_notify_on_stream(context, win, receiver, mixed_tag, stream);
+  }
+  mixed_notification_data first_run_data() const {
+    return {1, receiver, window.data, window_bytes, 3, 0, {-1, -1, -1}};
+  }
+  // The second run: two more host notifications queued before it on its stream; its receiver
+  // finds those two and none of the first run's.
+  void check_second_run(cudaStream_t stream) {
+    dcuda_notify_on_stream(context, win, receiver, mixed_tag, stream);
+    dcuda_notify_on_stream(context, win, receiver, mixed_tag, stream);
+    mixed_notification_data data{2, receiver, window.data, 0, 0, 0, {-1, -1, -1}};
+    dcuda_host_run_async(context, stream, &data, sizeof data);
+    dcuda_host_run_wait(context);
+    DCUDA_CHECK_EQ(data.tests[0], 0);
+    DCUDA_CHECK_EQ(data.tests[1], 1);
+    DCUDA_CHECK_EQ(data.tests[2], 0);
+  }
+};
+
+}  // namespace
+
+// Sequential (compute-sanitizer runs it): the host's operations are queued before each run on
+// its stream.
+DCUDA_TEST(
+    a_ranks_wait_counts_host_notifications_queued_before_its_run_and_keeps_them_across_runs) {
+  require_gpu();
+  mixed_notification_job job;
+  stream_holder stream;
+  job.queue_host_notifications(stream.stream);
+  mixed_notification_data data = job.first_run_data();
+  dcuda_host_run_async(job.context, stream.stream, &data, sizeof data);
+  dcuda_host_run_wait(job.context);
+  DCUDA_CHECK_EQ(data.wrong, 0);
+  DCUDA_CHECK_EQ(data.tests[0], 0);
+  job.check_second_run(stream.stream);
+}
+
+// The host's operations are held until the run has started and queued while it runs, so the
+// receiver waits for them while they arrive.
+DCUDA_TEST(a_ranks_wait_counts_host_notifications_that_arrive_while_it_waits) {
+  require_gpu();
+  mixed_notification_job job;
+  mapped_gate gate;
+  stream_holder run_stream;
+  stream_holder host_stream;
+  mixed_notification_data data = job.first_run_data();
+  dcuda_host_run_async(job.context, run_stream.stream, &data, sizeof data);
+  gate_kernel<<<1, 1, 0, host_stream.stream>>>(gate.device);
+  job.queue_host_notifications(host_stream.stream);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gate.open();
+  dcuda_host_run_wait(job.context);
+  GPU_CHECK(cudaStreamSynchronize(host_stream.stream));
+  DCUDA_CHECK_EQ(data.wrong, 0);
+  DCUDA_CHECK_EQ(data.tests[0], 0);
+  job.check_second_run(run_stream.stream);
+}
+
 // ---- errors: each in a child process, which must end with the message ----
 
 namespace {

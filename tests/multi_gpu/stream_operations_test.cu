@@ -129,6 +129,105 @@ DCUDA_TEST(stream_ordered_put_notify_reaches_every_process_at_every_size) {
   DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
 }
 
+namespace {
+
+// What the host tells the ranks of host_notification_kernel, and what they answer.
+struct mixed_notification_data {
+  int receiver;       // this process's world rank that waits
+  int next_receiver;  // the next process's
+  int processes;
+  const unsigned char* window;  // this process's host window: a chunk per sending process
+  std::uint64_t chunk;
+  int me;
+  int round;
+  int wrong;  // bytes the receiver found wrong after its wait
+};
+
+constexpr int mixed_tag = 6;
+
+// Each process's first rank notifies the next process's receiver; the receiver waits for that
+// and for the put_notify of every other process's host, then checks their bytes.
+__global__ void host_notification_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  mixed_notification_data* data = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  if (rank == data->receiver - 1) {
+    dcuda_notify(gst, data->next_receiver, DCUDA_COMM_WORLD, mixed_tag);
+  }
+  if (rank == data->receiver) {
+    // A put_notify from every other process's host, a notification from the previous process's
+    // first rank.
+    dcuda_wait_notifications(gst, mixed_tag, data->processes);
+    for (int source = 0; source < data->processes; ++source) {
+      if (source == data->me) continue;
+      const unsigned char* bytes = data->window + data->chunk * static_cast<std::uint64_t>(source);
+      for (std::uint64_t i = threadIdx.x; i < data->chunk; i += blockDim.x) {
+        if (bytes[i] != pattern(source, i, data->round)) atomicAdd(&data->wrong, 1);
+      }
+    }
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(a_ranks_wait_counts_the_host_notifications_of_every_process) {
+  gpu_test::require_gpu();
+  constexpr std::uint64_t chunk = std::uint64_t{1} << 16;
+  dcuda_rank_info info{};
+  cudaFuncAttributes attributes{};
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
+  dcuda_host_context_handle context = gpu_test::start_dcuda(
+      host_notification_kernel, 128, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+  const int me = process_index();
+  const int processes = process_count();
+  std::vector<int> rank_starts(static_cast<std::size_t>(processes));
+  MPI_Allgather(&info.rank_start, 1, MPI_INT, rank_starts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  unsigned char* window = nullptr;
+  unsigned char* source = nullptr;
+  GPU_CHECK(cudaMalloc(&window, chunk * static_cast<std::uint64_t>(processes)));
+  GPU_CHECK(cudaMalloc(&source, chunk));
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window, chunk * static_cast<std::uint64_t>(processes), &win);
+  cudaStream_t run_stream = nullptr;
+  cudaStream_t host_stream = nullptr;
+  GPU_CHECK(cudaStreamCreateWithFlags(&run_stream, cudaStreamNonBlocking));
+  GPU_CHECK(cudaStreamCreateWithFlags(&host_stream, cudaStreamNonBlocking));
+  for (int round = 0; round < 3; ++round) {
+    mixed_notification_data data{info.rank_start + 1,
+                                 rank_starts[static_cast<std::size_t>((me + 1) % processes)] + 1,
+                                 processes,
+                                 window,
+                                 chunk,
+                                 me,
+                                 round,
+                                 0};
+    // The puts go on a stream of their own while the run is under way.
+    dcuda_host_run_async(context, run_stream, &data, sizeof data);
+    fill_kernel<<<64, 256, 0, host_stream>>>(source, chunk, me, round);
+    for (int step = 1; step < processes; ++step) {
+      const int target = (me + step) % processes;
+      dcuda_put_notify_on_stream(context, win, rank_starts[static_cast<std::size_t>(target)] + 1,
+                                 chunk * static_cast<std::uint64_t>(me), chunk, source, mixed_tag,
+                                 host_stream);
+    }
+    dcuda_host_run_wait(context);
+    // No process refills its source, or puts the next round, before every check of this one.
+    GPU_CHECK(cudaStreamSynchronize(host_stream));
+    MPI_Barrier(MPI_COMM_WORLD);
+    DCUDA_CHECK_EQ(data.wrong, 0);
+  }
+  dcuda_host_win_free(context, win);
+  dcuda_host_finish(context);
+  cudaStreamDestroy(run_stream);
+  cudaStreamDestroy(host_stream);
+  cudaFree(window);
+  cudaFree(source);
+}
+
 DCUDA_TEST(the_stream_barrier_orders_plain_puts_between_processes) {
   gpu_test::require_gpu();
   constexpr std::uint64_t chunk = 1 << 16;

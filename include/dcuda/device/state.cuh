@@ -75,6 +75,10 @@ struct dcuda_state {
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
   dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
+  // This rank's rows of ctx->host_notifications and ctx->host_notifications_taken (null without
+  // host windows): host-initiated notifications count in its waits as well.
+  std::uint32_t* host_counters;
+  std::uint32_t* host_taken;
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
   // one; counter_acquired[tag] is the sum of the counters (this rank's and its rings') up to

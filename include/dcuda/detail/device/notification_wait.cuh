@@ -78,6 +78,30 @@ __device__ inline void acquire_counted_data(dcuda_state& gst, int tag, std::uint
   acquire_counted_since(gst, tag, arrived, gst.counter_acquired[tag]);
 }
 
+// Host-initiated notifications of `tag` (dcuda/host_stream.h) this rank has not consumed; 0 without
+// host windows. A relaxed load at system scope: stream kernels of peer GPUs count here too, each
+// after a release fence (system scope), which take_notifications' acquire fence pairs with.
+__device__ inline std::uint32_t host_notifications_pending(const dcuda_state& gst, int tag) {
+  if (gst.host_counters == nullptr) return 0;
+  return load_relaxed_sys_u32(gst.host_counters + tag) - gst.host_taken[tag];
+}
+
+// Consumes `needed` notifications of `tag` once enough are available: first those sent by ranks
+// (`arrived` on the counters, as arrived_notifications read them), then host-initiated ones; and
+// makes the data of those it consumes visible. The host-initiated ones are counted in global
+// memory (host_taken), so that those a run leaves are there for the next.
+__device__ inline void take_notifications(dcuda_state& gst, int tag, std::uint32_t arrived,
+                                          std::uint32_t needed) {
+  const protocol::notification_take take = protocol::split_notifications(
+      protocol::notifications_pending(arrived, gst.consumed[tag]), needed);
+  acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
+  gst.consumed[tag] += take.from_ranks;
+  if (take.from_host != 0u) {
+    fence_acquire_sys();
+    gst.host_taken[tag] += take.from_host;
+  }
+}
+
 // How many polls wait_on_one_ring makes itself before it hands the wait to spin_until (which
 // publishes a wait that lasts and takes the watchdog's abort): a few hundred microseconds.
 inline constexpr std::uint32_t tight_polls = 1024;
@@ -136,12 +160,11 @@ __device__ inline void check_notification_args(const dcuda_state& gst, protocol:
 // they have, consumes them and acquires their data.
 __device__ inline bool take_arrived_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
   const std::uint32_t arrived = arrived_notifications(gst, tag);
+  const std::uint32_t from_host = host_notifications_pending(gst, tag);
   if (gst.ring_peers != 0u) poll_rings(gst);
-  const bool ready = protocol::notifications_available(arrived, gst.consumed[tag], needed);
-  if (ready) {
-    acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
-    gst.consumed[tag] += needed;
-  }
+  const bool ready = protocol::notifications_available_from_both(
+      protocol::notifications_pending(arrived, gst.consumed[tag]), from_host, needed);
+  if (ready) take_notifications(gst, tag, arrived, needed);
   return ready;
 }
 
@@ -171,10 +194,10 @@ __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t 
 }
 
 // The wait for notifications that the tight polls did not end, and every wait of a rank with
-// several rings: each poll reads the counter and takes the records at the heads of the rings;
-// spin_until publishes a wait that lasts. Out of line: its ring polls and bookkeeping would share
-// the registers of the tight polls' paths (the local and peer latency paths), which then kept the
-// caller's loop state in local memory.
+// several rings or with host windows: each poll reads the counters (host-initiated notifications'
+// too) and takes the records at the heads of the rings; spin_until publishes a wait that lasts. Out
+// of line: its ring polls and bookkeeping would share the registers of the tight polls' paths (the
+// local and peer latency paths), which then kept the caller's loop state in local memory.
 __device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_state& gst, int tag,
                                                                          std::uint32_t needed) {
   std::uint32_t arrived = 0;
@@ -184,20 +207,24 @@ __device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_s
              [&](std::uint32_t& available) {
                // Issued before the rings' loads: one memory latency a poll.
                arrived = arrived_notifications(gst, tag);
+               const std::uint32_t from_host = host_notifications_pending(gst, tag);
                if (gst.ring_peers != 0u) poll_rings(gst);
-               const std::uint32_t consumed = gst.consumed[tag];
-               available = protocol::notifications_pending(arrived, consumed);
-               return protocol::notifications_available(arrived, consumed, needed);
+               const std::uint32_t from_ranks =
+                   protocol::notifications_pending(arrived, gst.consumed[tag]);
+               available = from_ranks + from_host;
+               return protocol::notifications_available_from_both(from_ranks, from_host, needed);
              });
-  acquire_counted_data(gst, tag, arrived, gst.ring_peers != 0u);
-  gst.consumed[tag] += needed;
+  take_notifications(gst, tag, arrived, needed);
 }
 
 // dcuda_wait_notifications, thread 0: waits until `needed` notifications of `tag` have arrived,
-// consumes them and acquires their data. Without rings or with one, the tight poll first.
+// consumes them and acquires their data. Without rings or with one, and without host windows, the
+// tight poll first.
 __device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
   const std::uint32_t peers = gst.ring_peers;
-  const bool done = peers == 0u   ? wait_on_counter(gst, tag, needed)
+  const bool counts_host = gst.host_counters != nullptr;
+  const bool done = counts_host   ? false
+                    : peers == 0u ? wait_on_counter(gst, tag, needed)
                     : peers == 1u ? wait_on_one_ring(gst, tag, needed)
                                   : false;
   if (!done) wait_for_notifications_polling_rings(gst, tag, needed);

@@ -51,6 +51,10 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.waits_published = 0;
     gst.record_writes = 0;
     gst.broadcast = 0;
+    const bool host_windows = dcuda->host_notifications != nullptr;
+    const std::size_t host_row = static_cast<std::size_t>(blockIdx.x) * protocol::tag_count;
+    gst.host_counters = host_windows ? dcuda->host_notifications + host_row : nullptr;
+    gst.host_taken = host_windows ? dcuda->host_notifications_taken + host_row : nullptr;
     gst.ring_peers = dcuda->ring_peers;
     gst.ring_counts = dcuda->ring_counts;
     gst.peer_fence_owed = 0;

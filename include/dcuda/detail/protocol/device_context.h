@@ -40,7 +40,13 @@ struct dcuda_context {
   void* user_data;  // copy of the struct given to dcuda_host_run (device memory)
 
   // Device memory, written by device atomics.
-  std::uint32_t* device_notifications;       // [device_ranks][256]
+  std::uint32_t* device_notifications;  // [device_ranks][256]
+  // Host-initiated notifications (dcuda/host_stream.h), [device_ranks][256]: the counters the
+  // stream-ordered operations of every process add to (from the context's start, this GPU's
+  // memory), and how many of them each rank has consumed over every run (the rank's row written
+  // by its thread 0 only). Null until the context has a host window.
+  std::uint32_t* host_notifications;
+  std::uint32_t* host_notifications_taken;
   std::uint32_t* barrier_arrivals;           // DCUDA_COMM_DEVICE barrier counter
   std::uint32_t* first_error;                // 0 until one thread claims the right to report
   dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
