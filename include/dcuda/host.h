@@ -47,7 +47,8 @@ void dcuda_host_finish(dcuda_host_context_handle ctx);
 // it; the context's own thread serves the run (the ranks' host calls, logging, the watchdog).
 // Work queued on `stream` later starts after the kernel ended and gpu_data holds its results, so
 // gpu_data must stay valid until then. Every other call on the context first waits until the run
-// has ended; dcuda_host_run_wait does only that. Errors of the run end the process as the other
+// has ended, but the stream-ordered calls of dcuda/host_stream.h that only queue work;
+// dcuda_host_run_wait does only that. Errors of the run end the process as the other
 // calls' do, from that thread. docs/api.md.
 void dcuda_host_run_async(dcuda_host_context_handle ctx, struct CUstream_st* stream,
                           void* gpu_data = NULL, size_t gpu_size = 0);
