@@ -169,6 +169,7 @@ sanitized_cases=(
   stream_ordered_puts_land_between_the_kernels_of_their_stream
   multi_block_puts_on_several_streams_count_once_after_all_their_bytes
   a_ranks_wait_counts_host_notifications_queued_before_its_run_and_keeps_them_across_runs
+  a_stream_wait_after_the_run_counts_the_notifications_ranks_put_into_a_host_window
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).

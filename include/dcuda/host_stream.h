@@ -17,8 +17,10 @@
 // reaches by the peer path (GPUs of its node); a target reached through the network is refused
 // with an error that says so. A rank's dcuda_wait_notifications counts host-initiated
 // notifications beside those ranks send, in runs launched after the first host window; stream
-// waits and ranks consume them apart (give each rank and tag one of the two), and a stream wait
-// does not count the notifications ranks send.
+// waits and ranks consume them apart (give each rank and tag one of the two). Ranks of runs
+// launched after a host window's creation put into it too (dcuda_put, dcuda_put_notify with its
+// handle and a world rank): those notifications are counted where stream waits find them; a
+// stream wait does not count dcuda_notify.
 //
 // The collective calls (window create and free, barrier) first wait for a run of
 // dcuda_host_run_async in flight, as the calls of dcuda/host.h do; the others queue their work at

@@ -147,9 +147,13 @@ void device_buffers::set_node_barrier(const std::vector<std::uint64_t*>& board_o
   context_.node_barrier = 1;
 }
 
-void device_buffers::count_host_notifications(std::uint32_t* counters, std::uint32_t* taken) {
+void device_buffers::use_host_windows(std::uint32_t* counters, std::uint32_t* taken,
+                                      const protocol::host_window_entry* windows,
+                                      const protocol::host_rank_target* targets) {
   context_.host_notifications = counters;
   context_.host_notifications_taken = taken;
+  context_.host_windows = windows;
+  context_.host_rank_targets = targets;
 }
 
 void device_buffers::prepare_run(void* user_data, std::uint32_t first_window_generation,

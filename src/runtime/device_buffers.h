@@ -49,9 +49,12 @@ class device_buffers {
   // Enqueued on `stream`; the host-memory parts are reset at once.
   void prepare_run(void* user_data, std::uint32_t first_window_generation, cudaStream_t stream);
 
-  // The host-initiated notifications the ranks of the next runs count in their waits
-  // (dcuda_context::host_notifications; this GPU's memory, owned by the stream operations).
-  void count_host_notifications(std::uint32_t* counters, std::uint32_t* taken);
+  // The host windows of the next runs: the host-initiated notifications their ranks count in
+  // their waits (dcuda_context::host_notifications), and the windows and counters their ranks put
+  // into (host_windows, host_rank_targets). This GPU's memory, owned by the stream operations.
+  void use_host_windows(std::uint32_t* counters, std::uint32_t* taken,
+                        const protocol::host_window_entry* windows,
+                        const protocol::host_rank_target* targets);
 
   const world_shape& shape() const { return shape_; }
   dcuda_context* device_context() const { return context_device_.get(); }

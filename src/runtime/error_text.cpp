@@ -144,6 +144,16 @@ std::string describe_error(const protocol::error_report& report,
       text << "the source's " << v[0] << " bytes (count x its type's size) are not the target's "
            << v[1] << " bytes";
       break;
+    case error_code::bad_host_window:
+      text << "window handle " << v[0]
+           << " is not a host window of this run (created with dcuda_host_win_create before the "
+              "run, not freed)";
+      break;
+    case error_code::host_window_unreached:
+      text << "target rank " << v[0] << " (process " << v[1]
+           << ") is reached through the network; ranks put into the host windows of their own "
+              "process and of the processes of their node only";
+      break;
     default:
       text << "error code " << report.code;
       break;

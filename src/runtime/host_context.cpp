@@ -177,8 +177,9 @@ void dcuda_host_context::launch_run(launched_run& run, const char* call, void* u
         cudaMemcpyAsync(device_data, user_data, size, cudaMemcpyHostToDevice, stream_.get()));
   }
   if (stream_operations_) {
-    buffers_.count_host_notifications(stream_operations_->rank_counters(),
-                                      stream_operations_->taken_by_ranks());
+    buffers_.use_host_windows(
+        stream_operations_->rank_counters(), stream_operations_->taken_by_ranks(),
+        stream_operations_->ranks_window_view(), stream_operations_->ranks_target_view());
   }
   buffers_.prepare_run(device_data, protocol::first_window_generation(next_run_index()),
                        stream_.get());

@@ -14,6 +14,8 @@
 #include <optional>
 #include <vector>
 
+#include "dcuda/detail/protocol/host_window_view.h"
+
 namespace dcuda::runtime {
 
 struct host_window {
@@ -25,8 +27,8 @@ struct host_window {
 
 class host_window_table {
  public:
-  static constexpr int first_slot = 128;
-  static constexpr int slots = 128;
+  static constexpr int first_slot = protocol::host_window_first_slot;
+  static constexpr int slots = protocol::host_window_slots;
 
   // The handle of a new window; an error (DCUDA_ERROR_INVALID_STATE, naming `call`) when all
   // slots are in use. Every process creates the same windows in the same order, so every process

@@ -119,6 +119,9 @@ stream_operations::stream_operations(const process_paths& paths,
       counters_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags + 1),
       taken_by_ranks_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags),
       process_counters_(static_cast<std::size_t>(paths.process_count()), nullptr),
+      window_view_(static_cast<std::size_t>(protocol::host_window_slots) *
+                   static_cast<std::size_t>(paths.process_count())),
+      target_view_(static_cast<std::size_t>(ranks.world_size())),
       thresholds_(ranks.ranks_of(paths.process_index)),
       watch_(wait_timeout_s, device) {
   // Loaded now: under CUDA's lazy loading (the default) a kernel is loaded at its first launch,
@@ -141,6 +144,8 @@ stream_operations::stream_operations(const process_paths& paths,
   DCUDA_CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.size() * sizeof(std::uint32_t)));
   DCUDA_CUDA_CHECK(
       cudaMemset(taken_by_ranks_.get(), 0, taken_by_ranks_.size() * sizeof(std::uint32_t)));
+  DCUDA_CUDA_CHECK(
+      cudaMemset(window_view_.get(), 0, window_view_.size() * sizeof(protocol::host_window_entry)));
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   process_counters_[static_cast<std::size_t>(paths.process_index)] = counters_.get();
   if (paths.process_count() > 1) {
@@ -159,6 +164,15 @@ stream_operations::stream_operations(const process_paths& paths,
   barrier_words_ = device_array<std::uint32_t*>(words.size());
   DCUDA_CUDA_CHECK(cudaMemcpy(barrier_words_.get(), words.data(),
                               words.size() * sizeof(std::uint32_t*), cudaMemcpyHostToDevice));
+  std::vector<protocol::host_rank_target> targets(target_view_.size());
+  for (int rank = 0; rank < ranks.world_size(); ++rank) {
+    const int process = ranks.process_of(rank);
+    const bool reached = process_counters_[static_cast<std::size_t>(process)] != nullptr;
+    targets[static_cast<std::size_t>(rank)] = {reached ? counter_of(rank, 0) : nullptr, process, 0};
+  }
+  DCUDA_CUDA_CHECK(cudaMemcpy(target_view_.get(), targets.data(),
+                              targets.size() * sizeof(protocol::host_rank_target),
+                              cudaMemcpyHostToDevice));
 }
 
 stream_operations::~stream_operations() {
@@ -232,7 +246,28 @@ int stream_operations::create_window(const char* call, void* base, std::size_t s
       }
     }
   }
-  return windows_.add(call, std::move(window));
+  const int handle = windows_.add(call, std::move(window));
+  publish_to_ranks(handle, &windows_.find(call, handle));
+  return handle;
+}
+
+void stream_operations::publish_to_ranks(int handle, const host_window* window) {
+  const auto processes = static_cast<std::size_t>(paths_.process_count());
+  std::vector<protocol::host_window_entry> entries(processes, protocol::host_window_entry{});
+  if (window != nullptr) {
+    for (std::size_t p = 0; p < processes; ++p) {
+      entries[p] = {reinterpret_cast<std::uint64_t>(window->bases[p]), window->sizes[p],
+                    protocol::window_generation(handle), 0};
+    }
+  }
+  // Ranks read the view only in runs, and window calls wait for a run in flight: no rank reads it
+  // now. A stream of its own, so that the copy does not wait for the legacy stream's order.
+  protocol::host_window_entry* row =
+      window_view_.get() + protocol::host_window_index(handle, 0, paths_.process_count());
+  DCUDA_CUDA_CHECK(cudaMemcpyAsync(row, entries.data(),
+                                   processes * sizeof(protocol::host_window_entry),
+                                   cudaMemcpyHostToDevice, view_stream_.get()));
+  DCUDA_CUDA_CHECK(cudaStreamSynchronize(view_stream_.get()));
 }
 
 void stream_operations::free_window(const char* call, int handle) {
@@ -243,6 +278,7 @@ void stream_operations::free_window(const char* call, int handle) {
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   if (paths_.process_count() > 1) DCUDA_MPI_CHECK(MPI_Barrier(paths_.world));
   windows_.remove(call, handle);
+  publish_to_ranks(handle, nullptr);
 }
 
 std::size_t stream_operations::kernel_readable_bytes(const void* source) const {
@@ -373,10 +409,13 @@ void stream_operations::wait(const char* call, int rank, int tag, int count, cud
   const std::uint32_t needed = thresholds_.consume(rank - first, tag, count);
   const std::uint32_t* counter = counter_of(rank, tag);
   watch_.begin_wait(
-      stream, {call,
-               std::to_string(count) + " notification(s) of tag " + std::to_string(tag) +
-                   " at rank " + std::to_string(rank),
-               "no stream-ordered put_notify or notify has counted the rest", needed, counter});
+      stream,
+      {call,
+       std::to_string(count) + " notification(s) of tag " + std::to_string(tag) + " at rank " +
+           std::to_string(rank),
+       "no put_notify or notify (stream-ordered, or a rank's into a host window) has counted the "
+       "rest",
+       needed, counter});
   wait_on_stream_until_reached(stream, counter, needed, flush_remote_writes_);
   watch_.finish_wait(stream);
 }

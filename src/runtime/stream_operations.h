@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bootstrap/process_layout.h"
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "runtime/cuda_memory.h"
 #include "runtime/host_windows.h"
 #include "runtime/peer_memory.h"
@@ -82,6 +83,10 @@ class stream_operations {
   // it): dcuda_context::host_notifications and host_notifications_taken.
   std::uint32_t* rank_counters() const { return counters_.get(); }
   std::uint32_t* taken_by_ranks() const { return taken_by_ranks_.get(); }
+  // The host windows and the ranks' counters as ranks put into them
+  // (dcuda_context::host_windows and host_rank_targets, protocol/host_window_view.h).
+  const protocol::host_window_entry* ranks_window_view() const { return window_view_.get(); }
+  const protocol::host_rank_target* ranks_target_view() const { return target_view_.get(); }
 
   // dcuda_host_win_create and dcuda_host_win_free: collective.
   int create_window(const char* call, void* base, std::size_t size);
@@ -103,6 +108,8 @@ class stream_operations {
   // The process of `rank` and whether this process reaches it without the network; checks rank.
   int target_process(const char* call, int rank) const;
   std::uint32_t* counter_of(int rank, int tag) const;
+  // Writes the ranks' view of window `handle` (its entries in window_view_; `window` null: freed).
+  void publish_to_ranks(int handle, const host_window* window);
   // The arrival word of `stream`'s multi-block puts (zero between them). A stream runs its
   // kernels one after another, so one word serves all of them; streams are told apart by
   // cudaStreamGetId, which CUDA does not reuse within a context as it may reuse a handle.
@@ -127,6 +134,9 @@ class stream_operations {
   std::vector<std::uint32_t*> process_counters_;  // per process, mapped here; null: not reached
   device_array<std::uint32_t*> barrier_words_;    // every reached process's barrier word
   host_window_table windows_;
+  device_array<protocol::host_window_entry> window_view_;  // [host_window_slots][processes]
+  device_array<protocol::host_rank_target> target_view_;   // [world_size]
+  cuda_stream view_stream_;  // writes the views without waiting for the streams' queued waits
   wait_thresholds thresholds_;
   std::uint32_t barriers_ = 0;  // barriers queued by this process
   // Arrival words, handed out in blocks of arrival_block_words and kept for the context's life:

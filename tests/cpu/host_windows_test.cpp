@@ -3,7 +3,9 @@
 // (runtime/stream_operations.h) in 32-bit wraparound.
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "dcuda/detail/protocol/window_table.h"
 #include "runtime/error.h"
 #include "runtime/host_windows.h"
@@ -111,4 +113,70 @@ DCUDA_TEST(wait_thresholds_add_up_per_rank_and_tag_and_wrap_like_the_counters) {
   DCUDA_CHECK_EQ(wrapping.consume(0, 0, 5), 3u);
   DCUDA_CHECK(dcuda::protocol::reached(4u, 3u) && !dcuda::protocol::reached(2u, 3u));
   DCUDA_CHECK(dcuda::protocol::reached(3u, 0xfffffffeu));  // 5 later, across the wrap
+}
+
+DCUDA_TEST(a_ranks_put_into_a_host_window_finds_the_target_buffer_and_counters_or_the_fault) {
+  using dcuda::protocol::find_host_put_target;
+  using dcuda::protocol::host_put_fault;
+  using dcuda::protocol::host_rank_target;
+  using dcuda::protocol::host_window_entry;
+  constexpr int processes = 2;
+  constexpr int world = 4;  // ranks 0, 1 in process 0; 2, 3 in process 1
+  static std::uint32_t counters[world][dcuda::protocol::tag_count];
+  const host_rank_target targets[world] = {
+      {counters[0], 0, 0}, {counters[1], 0, 0}, {counters[2], 1, 0}, {counters[3], 1, 0}};
+  std::vector<host_window_entry> windows(dcuda::protocol::host_window_slots * processes,
+                                         host_window_entry{});
+  const int handle = dcuda::protocol::encode_window(dcuda::protocol::host_window_first_slot + 3, 5);
+  DCUDA_CHECK(dcuda::protocol::is_host_window_handle(handle));
+  DCUDA_CHECK(!dcuda::protocol::is_host_window_handle(dcuda::protocol::encode_window(3, 5)));
+  DCUDA_CHECK(!dcuda::protocol::is_host_window_handle(-1));
+  windows[dcuda::protocol::host_window_index(handle, 0, processes)] = {0x1000, 64, 5, 0};
+  windows[dcuda::protocol::host_window_index(handle, 1, processes)] = {0x9000, 32, 5, 0};
+  auto find = [&](int win, int rank, std::int64_t offset, std::int64_t size, int tag) {
+    return find_host_put_target(windows.data(), targets, processes, world, win, rank, offset, size,
+                                true, tag);
+  };
+
+  const auto good = find(handle, 3, 8, 24, 7);
+  DCUDA_CHECK(good.fault == host_put_fault::none);
+  DCUDA_CHECK_EQ(good.destination, std::uint64_t{0x9008});  // process 1's buffer
+  DCUDA_CHECK(good.counters == counters[3]);
+  DCUDA_CHECK_EQ(find(handle, 1, 0, 64, 0).destination, std::uint64_t{0x1000});
+
+  DCUDA_CHECK(find(handle, 3, 8, 25, 7).fault == host_put_fault::range_outside);
+  DCUDA_CHECK_EQ(find(handle, 3, 8, 25, 7).window_size, std::uint64_t{32});
+  DCUDA_CHECK(find(handle, 3, 33, 0, 7).fault == host_put_fault::range_outside);
+  DCUDA_CHECK(find(handle, 3, -1, 4, 7).fault == host_put_fault::negative_size);
+  DCUDA_CHECK(find(handle, 3, 0, -4, 7).fault == host_put_fault::negative_size);
+  DCUDA_CHECK(find(handle, 4, 0, 4, 7).fault == host_put_fault::rank_outside);
+  DCUDA_CHECK(find(handle, -1, 0, 4, 7).fault == host_put_fault::rank_outside);
+  DCUDA_CHECK(find(handle, 2, 0, 4, 256).fault == host_put_fault::tag_outside);
+  // A plain put has no tag to check.
+  DCUDA_CHECK(
+      find_host_put_target(windows.data(), targets, processes, world, handle, 2, 0, 4, false, 999)
+          .fault == host_put_fault::none);
+  // A stale generation, a device window's handle, a free slot, no host windows at all.
+  DCUDA_CHECK(find(dcuda::protocol::encode_window(dcuda::protocol::host_window_first_slot + 3, 4),
+                   2, 0, 4, 0)
+                  .fault == host_put_fault::bad_window);
+  DCUDA_CHECK(find(dcuda::protocol::encode_window(3, 5), 2, 0, 4, 0).fault ==
+              host_put_fault::bad_window);
+  DCUDA_CHECK(
+      find(dcuda::protocol::encode_window(dcuda::protocol::host_window_first_slot, 5), 2, 0, 4, 0)
+          .fault == host_put_fault::bad_window);
+  DCUDA_CHECK(
+      find_host_put_target(nullptr, nullptr, processes, world, handle, 2, 0, 4, true, 0).fault ==
+      host_put_fault::bad_window);
+  // A process reached through the network: named, nothing written.
+  const host_rank_target far[world] = {
+      {counters[0], 0, 0}, {counters[1], 0, 0}, {nullptr, 1, 0}, {nullptr, 1, 0}};
+  const auto unreached =
+      find_host_put_target(windows.data(), far, processes, world, handle, 2, 0, 4, true, 0);
+  DCUDA_CHECK(unreached.fault == host_put_fault::unreachable);
+  DCUDA_CHECK_EQ(unreached.process, 1);
+  // A process that exposed nothing takes a notification without data, and no bytes.
+  windows[dcuda::protocol::host_window_index(handle, 1, processes)] = {0, 0, 5, 0};
+  DCUDA_CHECK(find(handle, 2, 0, 0, 1).fault == host_put_fault::none);
+  DCUDA_CHECK(find(handle, 2, 0, 1, 1).fault == host_put_fault::range_outside);
 }

@@ -415,6 +415,117 @@ DCUDA_TEST(a_ranks_wait_counts_host_notifications_that_arrive_while_it_waits) {
   job.check_second_run(run_stream.stream);
 }
 
+// ---- ranks put into host windows ----
+
+namespace {
+
+constexpr int rank_put_tag = 11;
+constexpr int rank_own_tag = 12;
+
+// What the host tells the ranks of rank_put_kernel, and what they answer.
+struct rank_put_data {
+  dcuda_win win;                // a host window of this process
+  int sender;                   // world rank that puts
+  int receiver;                 // world rank whose notifications are counted
+  int bulk;                     // bytes of the put and put_notify counted by a stream wait
+  const unsigned char* source;  // fill_kernel(seed) bytes: bulk, then 8 for the receiver
+  const unsigned char* window;  // the host window as this GPU reads it
+  int seed;
+  int wrong;  // bytes the receiver found wrong after its own wait
+  int left;   // notifications of rank_put_tag the receiver's dcuda_test_notifications found
+};
+
+// The sender puts the first half of `bulk` bytes, put_notifies the rest and then a notification
+// without data, all for a stream wait of rank_put_tag; then 8 bytes after the bulk, notified with
+// rank_own_tag, for the receiver's own dcuda_wait_notifications.
+__global__ void rank_put_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  rank_put_data* data = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  const int half = data->bulk / 2;
+  auto* source = const_cast<unsigned char*>(data->source);
+  if (rank == data->sender) {
+    dcuda_put(gst, data->win, data->receiver, 0, half, source);
+    dcuda_put_notify(gst, data->win, data->receiver, half, data->bulk - half, source + half,
+                     rank_put_tag);
+    dcuda_put_notify(gst, data->win, data->receiver, 0, 0, source, rank_put_tag);
+    dcuda_put_notify(gst, data->win, data->receiver, data->bulk, 8, source + data->bulk,
+                     rank_own_tag);
+    dcuda_win_flush(gst, data->win);
+  }
+  if (rank == data->receiver) {
+    dcuda_wait_notifications(gst, rank_own_tag, 1);
+    for (int i = data->bulk + static_cast<int>(threadIdx.x); i < data->bulk + 8; i += blockDim.x) {
+      if (data->window[i] != static_cast<unsigned char>(i * 7 + data->seed)) {
+        atomicAdd(&data->wrong, 1);
+      }
+    }
+    // Its wait consumed the one notification of rank_own_tag: no second one.
+    const int left = dcuda_test_notifications(gst, rank_own_tag, 1);
+    if (threadIdx.x == 0) data->left = left;
+  }
+  dcuda_gpu_finish(gst);
+}
+
+// Ranks put into a host window during a run; a stream wait counts their notifications and sees
+// their bytes (queued before the run, `wait_during_run`, or after it ended: the counts stay), and
+// the rank the notifications are for counts them in its own waits too.
+void check_rank_puts_into_a_host_window(bool wait_during_run) {
+  load_kernels();
+  constexpr int bulk = 20000;
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context =
+      start_dcuda(rank_put_kernel, 128, {"--dcuda-ranks-per-device=4"}, std::nullopt, info);
+  device_buffer<unsigned char> window(bulk + 8);
+  device_buffer<unsigned char> source(bulk + 8);
+  device_buffer<int> wrong(1);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, bulk + 8, &win);
+  fill_kernel<<<64, 256>>>(source.data, bulk + 8, 9);
+  GPU_CHECK(cudaDeviceSynchronize());
+  rank_put_data data{
+      win, info.rank_start + 2, info.rank_start + 1, bulk, source.data, window.data, 9, 0, -1};
+  stream_holder run_stream;
+  stream_holder checker;
+  // The put_notify and the notification without data make two.
+  auto queue_check = [&] {
+    dcuda_wait_notifications_on_stream(context, data.receiver, rank_put_tag, 2, checker.stream);
+    count_wrong_kernel<<<64, 256, 0, checker.stream>>>(window.data, bulk, 9, wrong.data);
+  };
+  if (wait_during_run) queue_check();
+  dcuda_host_run_async(context, run_stream.stream, &data, sizeof data);
+  dcuda_host_run_wait(context);
+  if (!wait_during_run) queue_check();
+  GPU_CHECK(cudaStreamSynchronize(checker.stream));
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  DCUDA_CHECK_EQ(data.wrong, 0);
+  DCUDA_CHECK_EQ(data.left, 0);
+  // Exactly two were counted: a third wait is held until the host adds one.
+  dcuda_wait_notifications_on_stream(context, data.receiver, rank_put_tag, 1, checker.stream);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  DCUDA_CHECK(cudaStreamQuery(checker.stream) == cudaErrorNotReady);
+  dcuda_notify_on_stream(context, win, data.receiver, rank_put_tag, run_stream.stream);
+  GPU_CHECK(cudaStreamSynchronize(checker.stream));
+  dcuda_host_win_free(context, win);
+  dcuda_host_finish(context);
+}
+
+}  // namespace
+
+// Sequential (compute-sanitizer runs it): the stream waits after the run.
+DCUDA_TEST(a_stream_wait_after_the_run_counts_the_notifications_ranks_put_into_a_host_window) {
+  require_gpu();
+  check_rank_puts_into_a_host_window(false);
+}
+
+DCUDA_TEST(a_stream_wait_counts_the_notifications_ranks_put_into_a_host_window_as_they_arrive) {
+  require_gpu();
+  check_rank_puts_into_a_host_window(true);
+}
+
 // ---- errors: each in a child process, which must end with the message ----
 
 namespace {
@@ -490,6 +601,75 @@ DCUDA_CHILD(stream_window_outside_allocation) {
   cudaMalloc(reinterpret_cast<void**>(&memory), 4096);
   dcuda_win win = DCUDA_WIN_NONE;
   dcuda_host_win_create(context, memory + 4000, 200, &win);
+}
+
+// A rank's put into a host window with bad arguments (rank_put_data's fields reused: the sender
+// puts `bulk` bytes at offset `seed` to the receiver, notified with tag `left`).
+__global__ void bad_rank_put_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  rank_put_data* data = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  if (rank == data->sender) {
+    dcuda_put_notify(gst, data->win, data->receiver, data->seed, data->bulk,
+                     const_cast<unsigned char*>(data->source), data->left);
+  }
+  dcuda_gpu_finish(gst);
+}
+
+void run_bad_rank_put(int offset, int size, int tag, bool free_first, int receiver_shift) {
+  load_kernels();
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context =
+      start_dcuda(bad_rank_put_kernel, 64, {"--dcuda-ranks-per-device=4"}, std::nullopt, info);
+  unsigned char* window = nullptr;
+  cudaMalloc(reinterpret_cast<void**>(&window), 512);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window, 256, &win);
+  if (free_first) dcuda_host_win_free(context, win);
+  rank_put_data data{
+      win, info.rank_start + 3, info.rank_start + receiver_shift, size, window, window, offset, 0,
+      tag};
+  dcuda_host_run(context, &data, sizeof data);
+  std::printf("the bad put was not reported\n");
+}
+
+DCUDA_CHILD(rank_put_outside_host_window) {
+  run_bad_rank_put(200, 57, 1, false, 1);
+}
+DCUDA_CHILD(rank_put_into_freed_host_window) {
+  run_bad_rank_put(0, 8, 1, true, 1);
+}
+DCUDA_CHILD(rank_put_to_host_window_bad_tag) {
+  run_bad_rank_put(0, 8, 256, false, 1);
+}
+DCUDA_CHILD(rank_put_to_host_window_bad_rank) {
+  run_bad_rank_put(0, 8, 1, false, 1000);
+}
+
+DCUDA_TEST(a_ranks_bad_put_into_a_host_window_stops_the_run_with_the_call_and_value) {
+  require_gpu();
+  const error_case cases[] = {
+      {"rank_put_outside_host_window",
+       "in dcuda_put_notify: offset 200 + size 57 exceeds the 256-byte window of target rank"},
+      {"rank_put_into_freed_host_window", "in dcuda_put_notify: window handle"},
+      {"rank_put_to_host_window_bad_tag", "in dcuda_put_notify: tag 256 is outside 0..255"},
+      {"rank_put_to_host_window_bad_rank", "in dcuda_put_notify: rank 1000 is outside"},
+  };
+  for (const error_case& c : cases) {
+    const auto child = run_child(c.scenario);
+    if (child.exit_code != 1 || !contains(child.output, c.expected)) {
+      std::printf("%s (exit %d):\n%s\n", c.scenario, child.exit_code, child.output.c_str());
+    }
+    DCUDA_CHECK_EQ(child.exit_code, 1);
+    DCUDA_CHECK(contains(child.output, c.expected));
+    DCUDA_CHECK(contains(child.output, "rank 3 (thread"));
+    DCUDA_CHECK(!contains(child.output, "was not reported"));
+  }
+  DCUDA_CHECK(contains(run_child("rank_put_into_freed_host_window").output,
+                       "is not a host window of this run"));
 }
 
 DCUDA_TEST(stream_operations_refuse_bad_arguments_with_the_call_and_value) {

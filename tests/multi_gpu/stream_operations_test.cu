@@ -1,7 +1,8 @@
 // Host windows and stream-ordered operations (dcuda/host_stream.h) across the processes of a
 // node, one GPU each (or sharing GPUs, DCUDA_TEST_SHARE_GPUS=1): every process puts to every
 // other on its stream, each byte checked where it lands by a kernel of the target's stream after
-// its wait; the stream barrier orders plain puts.
+// its wait; ranks put into other processes' host windows for their streams to wait on; the stream
+// barrier orders plain puts.
 #include <mpi.h>
 
 #include <cstdint>
@@ -226,6 +227,101 @@ DCUDA_TEST(a_ranks_wait_counts_the_host_notifications_of_every_process) {
   cudaStreamDestroy(host_stream);
   cudaFree(window);
   cudaFree(source);
+}
+
+namespace {
+
+constexpr int rank_put_tag = 7;
+constexpr int max_processes = 16;
+
+// What the host tells the ranks of rank_put_kernel.
+struct rank_put_data {
+  dcuda_win win;  // the host window: a chunk per sending process
+  int me;
+  int processes;
+  int rank_starts[max_processes];
+  const unsigned char* source;  // pattern(me, i, round), on this GPU
+  std::uint64_t chunk;
+};
+
+// Each process's third rank put_notifies its chunk into the host window of every other process,
+// counted at that process's second rank, where a stream waits for it.
+__global__ void rank_put_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  rank_put_data* data = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  if (rank == data->rank_starts[data->me] + 2) {
+    for (int step = 1; step < data->processes; ++step) {
+      const int target = (data->me + step) % data->processes;
+      dcuda_put_notify(gst, data->win, data->rank_starts[target] + 1,
+                       static_cast<int>(data->chunk) * data->me, static_cast<int>(data->chunk),
+                       const_cast<unsigned char*>(data->source), rank_put_tag);
+    }
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+DCUDA_TEST(a_stream_wait_counts_the_put_notify_of_ranks_of_every_process) {
+  gpu_test::require_gpu();
+  constexpr std::uint64_t chunk = std::uint64_t{1} << 16;
+  const int me = process_index();
+  const int processes = process_count();
+  DCUDA_CHECK(processes <= max_processes);
+  dcuda_rank_info info{};
+  cudaFuncAttributes attributes{};
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, count_wrong_kernel));
+  dcuda_host_context_handle context = gpu_test::start_dcuda(
+      rank_put_kernel, 128, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+  rank_put_data data{};
+  data.me = me;
+  data.processes = processes;
+  MPI_Allgather(&info.rank_start, 1, MPI_INT, data.rank_starts, 1, MPI_INT, MPI_COMM_WORLD);
+  unsigned char* window = nullptr;
+  unsigned char* source = nullptr;
+  int* wrong = nullptr;
+  GPU_CHECK(cudaMalloc(&window, chunk * static_cast<std::uint64_t>(processes)));
+  GPU_CHECK(cudaMalloc(&source, chunk));
+  GPU_CHECK(cudaMalloc(&wrong, sizeof(int)));
+  GPU_CHECK(cudaMemset(wrong, 0, sizeof(int)));
+  dcuda_host_win_create(context, window, chunk * static_cast<std::uint64_t>(processes), &data.win);
+  data.source = source;
+  data.chunk = chunk;
+  cudaStream_t run_stream = nullptr;
+  cudaStream_t check_stream = nullptr;
+  GPU_CHECK(cudaStreamCreateWithFlags(&run_stream, cudaStreamNonBlocking));
+  GPU_CHECK(cudaStreamCreateWithFlags(&check_stream, cudaStreamNonBlocking));
+  for (int round = 0; round < 3; ++round) {
+    fill_kernel<<<64, 256, 0, run_stream>>>(source, chunk, me, round);
+    // Queued before the run: the check waits for every other process's rank.
+    dcuda_wait_notifications_on_stream(context, info.rank_start + 1, rank_put_tag, processes - 1,
+                                       check_stream);
+    for (int from = 0; from < processes; ++from) {
+      if (from == me) continue;
+      count_wrong_kernel<<<64, 256, 0, check_stream>>>(
+          window + chunk * static_cast<std::uint64_t>(from), chunk, from, round, wrong);
+    }
+    dcuda_host_run_async(context, run_stream, &data, sizeof data);
+    dcuda_host_run_wait(context);
+    GPU_CHECK(cudaStreamSynchronize(check_stream));
+    // No process puts the next round before every check of this one.
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  int host_wrong = -1;
+  GPU_CHECK(cudaMemcpy(&host_wrong, wrong, sizeof host_wrong, cudaMemcpyDeviceToHost));
+  DCUDA_CHECK_EQ(host_wrong, 0);
+  dcuda_host_win_free(context, data.win);
+  dcuda_host_finish(context);
+  cudaStreamDestroy(run_stream);
+  cudaStreamDestroy(check_stream);
+  cudaFree(window);
+  cudaFree(source);
+  cudaFree(wrong);
 }
 
 DCUDA_TEST(the_stream_barrier_orders_plain_puts_between_processes) {

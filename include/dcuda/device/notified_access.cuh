@@ -8,6 +8,11 @@
 // delivery to every target. A target reached through the network gets the operation through the
 // host proxies (detail/device/remote_send.cuh), which deliver in issue order too; dcuda_win_flush
 // waits until the proxy has copied out the rank's large payloads.
+//
+// Extension: `win` may also be a host window (dcuda/host_stream.h), created before the run; `rank`
+// is then a world rank, the buffer is that rank's process's, and the notification is counted
+// where that process's stream waits, and the rank's own waits, find it
+// (detail/device/host_window_put.cuh, from the put path's route refresh).
 #pragma once
 
 #include "dcuda/device/handles.cuh"
@@ -69,6 +74,9 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
 __device__ DCUDA_CALL_LINKAGE void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
   device::enter_rank_call(gst.ctx, protocol::call::win_flush);
-  device::checked_window_slot(gst, protocol::call::win_flush, win);
+  if (!device::holds_window(gst, win)) {
+    device::check_flushed_host_window(gst, win);
+    return;
+  }
   if (gst.uses_network) device::wait_for_staged_puts(gst, protocol::call::win_flush);
 }

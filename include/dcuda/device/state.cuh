@@ -14,7 +14,8 @@
 struct dcuda_cached_route {
   std::int32_t target;      // world rank; -1: empty
   std::uint32_t path;       // protocol::route to the target
-  std::uint32_t* counters;  // the target's notification counters (this GPU)
+  std::uint32_t* counters;  // the target's notification counters (this GPU; for a put into a
+                            // host window, the target rank's host-initiated ones)
   char* ring;               // the target's ring (another GPU of the node)
   std::uint32_t ring_slot;  // this GPU's slot in the target's rings
   std::uint32_t pad;

@@ -6,6 +6,7 @@
 
 #include "dcuda/detail/device/block_copy.cuh"
 #include "dcuda/detail/device/code_generation.cuh"
+#include "dcuda/detail/device/host_window_put.cuh"
 #include "dcuda/detail/device/notify_path.cuh"
 #include "dcuda/detail/device/peer_ring.cuh"
 #include "dcuda/detail/device/ptx_instructions.cuh"
@@ -111,6 +112,10 @@ __device__ inline void cache_put_route(dcuda_state& gst, dcuda_win win, int rank
 __device__ __noinline__ inline void refresh_put_route(dcuda_state& gst, protocol::call call,
                                                       dcuda_win win, int rank, int offset, int size,
                                                       const void* buffer, int tag) {
+  if (protocol::is_host_window_handle(win)) {
+    cache_host_window_put(gst, call, win, rank, offset, size, tag);
+    return;
+  }
   const int slot = protocol::window_slot(win) & (protocol::max_windows - 1);
   // The window table and the route table are indexed by the target: checked first.
   if (!put_target_known(gst, win, slot, rank, tag)) report_bad_target(gst, call, win, rank, tag);
@@ -205,12 +210,17 @@ __device__ inline protocol::operation_kind put_kind(bool notify) {
 // Thread 0, once the rank has stored a put's data at a target of the node (after the block
 // barrier, if every thread stored): the notification, which must not overtake the data (with
 // plan_put's ring ticket, when it took one), or, for a plain put to another GPU, the fence the
-// next record to a peer owes.
+// next record to a peer owes; for a put into a host window, its fence and count. (A put of at
+// most single_thread_put_limit bytes to a rank of this GPU, the local latency path, ends in
+// thread_put without coming here.)
 __device__ inline void finish_stored_put(dcuda_state& gst, protocol::call call, bool notify,
                                          int tag, held_ticket ticket) {
-  if (notify) {
-    notify_along(gst, call, cached_target_route(gst.put_route_cache), tag, true, ticket);
-  } else if (gst.put_route_cache.path == static_cast<std::uint32_t>(protocol::route::peer)) {
+  const target_route to = cached_target_route(gst.put_route_cache);
+  if (to.path == protocol::route::host_window) {
+    finish_host_window_put(to.counters, notify, tag);
+  } else if (notify) {
+    notify_along(gst, call, to, tag, true, ticket);
+  } else if (to.path == protocol::route::peer) {
     gst.peer_fence_owed = 1;
     gst.peer_acquire_owed =
         protocol::owe_acquire(gst.peer_acquire_owed, gst.put_route_cache.ring_slot);

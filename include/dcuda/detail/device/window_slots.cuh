@@ -15,15 +15,20 @@ __device__ inline protocol::window_entry& window_of(const dcuda_state& gst, int 
                                             static_cast<std::uint32_t>(gst.world_size))];
 }
 
+// Whether `win` is a device window the caller holds.
+__device__ inline bool holds_window(const dcuda_state& gst, dcuda_win win) {
+  const int slot = protocol::window_slot(win);
+  return protocol::window_handle_well_formed(win) && (gst.windows_in_use & (1u << slot)) != 0u &&
+         gst.generation[slot] == protocol::window_generation(win);
+}
+
 // Fails unless `win` is a window the caller holds; returns its slot.
 __device__ inline int checked_window_slot(const dcuda_state& gst, protocol::call call,
                                           dcuda_win win) {
-  const int slot = protocol::window_slot(win);
-  if (!protocol::window_handle_well_formed(win) || (gst.windows_in_use & (1u << slot)) == 0u ||
-      gst.generation[slot] != protocol::window_generation(win)) {
+  if (!holds_window(gst, win)) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_window, win);
   }
-  return slot;
+  return protocol::window_slot(win);
 }
 
 __device__ inline dcuda_comm window_comm(const dcuda_state& gst, int slot) {

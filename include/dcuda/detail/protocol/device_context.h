@@ -11,6 +11,7 @@
 #include "dcuda/detail/protocol/delivery_queue.h"
 #include "dcuda/detail/protocol/command_channel.h"
 #include "dcuda/detail/protocol/error_report.h"
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "dcuda/detail/protocol/node_barrier.h"
 #include "dcuda/detail/protocol/peer_ring.h"
 #include "dcuda/detail/protocol/routes.h"
@@ -47,6 +48,10 @@ struct dcuda_context {
   // by its thread 0 only). Null until the context has a host window.
   std::uint32_t* host_notifications;
   std::uint32_t* host_notifications_taken;
+  // The host windows as ranks reach them (protocol/host_window_view.h): [host_window_slots]
+  // [process_count] and [world_size], this GPU's memory. Null until the context has a host window.
+  const dcuda::protocol::host_window_entry* host_windows;
+  const dcuda::protocol::host_rank_target* host_rank_targets;
   std::uint32_t* barrier_arrivals;           // DCUDA_COMM_DEVICE barrier counter
   std::uint32_t* first_error;                // 0 until one thread claims the right to report
   dcuda::protocol::window_entry* windows;    // [max_windows][world_size], by world rank
@@ -119,6 +124,9 @@ inline constexpr std::uint32_t context_layout_stamp = layout_stamp_of({
     sizeof(type_entry),
     sizeof(world_collective_result),
     sizeof(window_offer),
+    sizeof(host_window_entry),
+    sizeof(host_rank_target),
+    static_cast<std::uint64_t>(host_window_first_slot),
     static_cast<std::uint64_t>(tag_count),
     static_cast<std::uint64_t>(max_windows),
     ring_slots,

@@ -28,6 +28,8 @@ enum class error_code : std::uint16_t {
   datatype_overlaps,      // values: the handle's id, its generation, count, overlap period
   typed_span_too_large,   // values: count, the type's size, its extent
   typed_sizes_differ,     // values: source bytes, target bytes
+  bad_host_window,        // values: handle (a host window's slot, not live in this run)
+  host_window_unreached,  // values: target rank, its process
   count_
 };
 

@@ -9,7 +9,9 @@
 
 namespace dcuda::protocol {
 
-enum class route : std::uint32_t { local, peer, network };
+// host_window: a rank's put into a host window (host_window_view.h); never in the route table,
+// only in a rank's put route cache, for the put under way.
+enum class route : std::uint32_t { local, peer, network, host_window };
 
 struct rank_route {
   std::uint32_t* counters;  // the rank's notification counters [tag_count], in this GPU's
@@ -28,6 +30,8 @@ constexpr const char* route_name(route path) {
       return "peer (GPU stores over NVLink/PCIe, CUDA IPC)";
     case route::network:
       return "network (host proxies, MPI)";
+    case route::host_window:
+      return "a host window (GPU stores, this GPU or a peer)";
   }
   return "unknown";
 }
