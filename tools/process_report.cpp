@@ -49,6 +49,8 @@ const char* short_route_name(protocol::route path) {
       return "peer";
     case protocol::route::network:
       return "network";
+    case protocol::route::host_window:  // a put's route, never one between processes
+      return "host window";
   }
   return "?";
 }
