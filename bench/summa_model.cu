@@ -21,8 +21,10 @@
 //
 // --initiator=host: the same communication issued by the host instead, each rank's puts and waits
 // on a stream of its own (dcuda_put_notify_on_stream, dcuda_wait_notifications_on_stream; see
-// host_initiated_ms), predicted with the host-initiated fits and the GPU starting its puts one
-// after another (summa_schedule.h).
+// host_initiated_ms), predicted with the host-initiated fits of as many streams as the GPU's
+// ranks that send (dcuda_model_predict_streams), the GPU starting its puts one after another and
+// then passing its ranks' stream waits in turn (dcuda_model_predict_stream_waits;
+// summa_schedule.h).
 //
 // Options (the other arguments go to dcuda): --sizes=N1,N2,... (multiples of 32 q), --grid=q,
 // --model=FILE, --repetitions=R (default 3), --initiator=device|host (default device), --no-gate
@@ -31,7 +33,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -44,6 +45,7 @@
 #include "common/bench_report.h"
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
+#include "common/host_gate.cuh"
 #include "common/mpi_world.h"
 #include "common/statistics.h"
 #include "common/summa_schedule.h"
@@ -210,49 +212,6 @@ __global__ void __launch_bounds__(threads_per_rank) multiply_kernel(summa_data d
   multiply_add(j == step ? mine.a : mine.received,
                i == step ? mine.b : mine.received + block_doubles, mine.c, data.block);
 }
-
-// Holds the main stream until the host has queued a step, so that the time measured is the GPU's,
-// not the host's speed of queueing: polls a word of pinned host memory the host sets to the
-// step's number. A kernel rather than cuStreamWaitValue32, which has no time limit: this one gives
-// up after gate_limit_ns, saying so in `gave_up`. Either holds the hardware queue of the main
-// stream; nothing the host does to open it waits for the GPU.
-constexpr std::uint64_t gate_limit_ns = 60'000'000'000ull;
-__global__ void gate_kernel(const volatile unsigned* opened, unsigned step, unsigned* gave_up) {
-  const std::uint64_t start = dcuda::device::global_time_ns();
-  while (*opened < step) {
-    if (dcuda::device::global_time_ns() - start > gate_limit_ns) {
-      *gave_up = 1;
-      return;
-    }
-  }
-}
-
-// The gate's two words of pinned host memory, mapped for the GPU: the step opened (the host
-// writes), whether a gate gave up (the GPU writes).
-class host_gate {
- public:
-  host_gate() : words_(2 * sizeof(unsigned), cudaHostAllocMapped) {
-    words()[0] = 0;
-    words()[1] = 0;
-  }
-
-  // Queues the gate of the step numbered `step` (from 1) on `stream`.
-  void queue(unsigned step, cudaStream_t stream) const {
-    gate_kernel<<<1, 1, 0, stream>>>(words(), step, words_.get<unsigned>() + 1);
-    BENCH_CUDA_CHECK(cudaGetLastError());
-  }
-  // Lets the gates up to `step` pass.
-  void open(unsigned step) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    words()[0] = step;
-  }
-  bool gave_up() const { return words()[1] != 0; }
-
- private:
-  volatile unsigned* words() const { return words_.get<volatile unsigned>(); }
-
-  pinned_bytes words_;
-};
 
 struct choices {
   std::vector<int> sizes = {512, 1024, 2048, 4096, 8192, 16384};
@@ -497,13 +456,18 @@ int main(int argc, char** argv) {
   dcuda_model_load(model_file.c_str());  // a bad file ends the run here, before measuring
   const dcuda_model_initiator initiator =
       chosen.host_initiated ? DCUDA_MODEL_HOST : DCUDA_MODEL_DEVICE;
-  const auto predict = [&](bool same_gpu, std::size_t bytes, int count) {
-    return dcuda_model_predict(same_gpu ? DCUDA_MODEL_SAME_GPU : DCUDA_MODEL_PEER, initiator, bytes,
-                               count);
+  // Host-initiated puts of `streams` streams at once: the GPU's aggregate time per message from
+  // that many streams (host_stream_concurrency's fit); a device rank's its own.
+  const auto predict = [&](bool same_gpu, std::size_t bytes, int count, int streams) {
+    const dcuda_model_path path = same_gpu ? DCUDA_MODEL_SAME_GPU : DCUDA_MODEL_PEER;
+    return chosen.host_initiated
+               ? dcuda_model_predict_streams(path, initiator, bytes, count, streams)
+               : dcuda_model_predict(path, initiator, bytes, count);
   };
   // So does a model without the fits the prediction needs.
-  predict(true, 8, 2);
-  if (gpus > 1) predict(false, 8, 2);
+  predict(true, 8, 2, 2);
+  if (gpus > 1) predict(false, 8, 2, 2);
+  if (chosen.host_initiated) dcuda_model_predict_stream_waits(DCUDA_MODEL_SAME_GPU, 1, 2);
 
   std::vector<row> rows;
   {
@@ -572,31 +536,36 @@ int main(int argc, char** argv) {
   if (!world.prints()) return 0;
 
   const summa::grid grid{q, ranks_per_gpu};
+  // Every rank of a GPU waits on a stream of its own.
+  const double stream_wait_us = chosen.host_initiated ? dcuda_model_predict_stream_waits(
+                                                            DCUDA_MODEL_SAME_GPU, 1, ranks_per_gpu)
+                                                      : 0.0;
   for (row& r : rows) {
     const std::size_t n = r.size_bytes;  // the first column holds N here, not bytes
     const std::size_t bytes = (n / q) * (n / q) * sizeof(double);
-    const summa::put_model cost = [&](bool same_gpu) {
-      const double first = predict(same_gpu, bytes, 1);
-      return summa::put_cost{first, predict(same_gpu, bytes, 2) - first};
+    const summa::put_model cost = [&](bool same_gpu, int senders) {
+      const double first = predict(same_gpu, bytes, 1, senders);
+      return summa::put_cost{first, predict(same_gpu, bytes, 2, senders) - first};
     };
     r.reference =
         summa::predicted_mean_us(grid, cost,
                                  chosen.host_initiated ? summa::issuing::gpu_issues_in_turn
-                                                       : summa::issuing::ranks_issue_apart) /
+                                                       : summa::issuing::ranks_issue_apart,
+                                 stream_wait_us) /
         1e3;
   }
 
   report out(benchmark, command_line, current_device());
-  out.print({"SUMMA, C = A B of N x N doubles on a " + std::to_string(q) + " x " +
-                 std::to_string(q) + " grid of ranks, " + std::to_string(ranks_per_gpu) +
-                 " per GPU on " + std::to_string(gpus) + " GPU(s), " +
-                 (chosen.host_initiated ? "host" : "device") +
-                 "-initiated: communication time per multiplication (mean over ranks)",
-             "ms", "model",
-             "dcuda_model_predict with " + model_file + ": " +
-                 (chosen.host_initiated ? "host" : "device") +
-                 "-initiated puts of the block size, same GPU or peer path",
-             q * q, threads_per_rank, 0, rows, "N"});
+  out.print(
+      {"SUMMA, C = A B of N x N doubles on a " + std::to_string(q) + " x " + std::to_string(q) +
+           " grid of ranks, " + std::to_string(ranks_per_gpu) + " per GPU on " +
+           std::to_string(gpus) + " GPU(s), " + (chosen.host_initiated ? "host" : "device") +
+           "-initiated: communication time per multiplication (mean over ranks)",
+       "ms", "model",
+       std::string(chosen.host_initiated ? "dcuda_model_predict_streams" : "dcuda_model_predict") +
+           " with " + model_file + ": " + (chosen.host_initiated ? "host" : "device") +
+           "-initiated puts of the block size, same GPU or peer path",
+       q * q, threads_per_rank, 0, rows, "N"});
   std::vector<double> errors;
   for (const row& r : rows) errors.push_back(std::fabs(r.reference - r.dcuda) / r.dcuda);
   out.check(

@@ -273,7 +273,8 @@ if [ "$gpus" -ge 2 ]; then
   # DCUDA_BENCH_ONLY name the anchor too ("nvshmem_iput typed_put_bandwidth"): without that file
   # under $OUT/results the program says so and prints no NVSHMEM table.
   for bench in nvshmem_latency nvshmem_iput nccl_latency remote_latency remote_bandwidth \
-      typed_put_bandwidth network_engine host_stream_latency stream_completion_order; do
+      typed_put_bandwidth network_engine host_stream_latency host_stream_concurrency \
+      stream_completion_order; do
     wanted "$bench" || continue
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then

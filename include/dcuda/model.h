@@ -34,3 +34,19 @@ void dcuda_model_load(const char* file);
 // count > 1).
 double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiator, size_t bytes,
                            int count);
+
+// The predicted time in microseconds from the first put's start until the last of `count` (>= 1)
+// notified puts of `bytes` each, spread over `streams` (>= 1) streams of one GPU whose work is
+// all queued when the first starts, is notified: T(m) as above, then each further message the
+// GPU's aggregate time per message from that many streams, g + m G (measured by
+// host_stream_concurrency, interpolated between the stream counts it measured). Without such a
+// fit, one stream is dcuda_model_predict and more streams an error.
+double dcuda_model_predict_streams(dcuda_model_path path, dcuda_model_initiator initiator,
+                                   size_t bytes, int count, int streams);
+
+// The time in microseconds the GPU spends passing `count` (>= 1) stream waits
+// (dcuda_wait_notifications_on_stream) whose notifications have already arrived, queued on
+// `streams` (>= 1) streams: a GPU passes them one after another, whatever the streams
+// (host_stream_concurrency), so a program that waits on many streams pays count w besides its
+// puts. An error where the model has no concurrent fit of `path`'s host initiator.
+double dcuda_model_predict_stream_waits(dcuda_model_path path, int count, int streams);

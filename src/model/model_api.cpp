@@ -47,9 +47,14 @@ void dcuda_model_load(const char* file) {
   });
 }
 
-double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiator, size_t bytes,
-                           int count) {
-  return dcuda::runtime::guarded("dcuda_model_predict", [&] {
+namespace {
+
+// The model of this process, loaded from DCUDA_MODEL_FILE on first use, and the checks every
+// prediction's arguments share; `predict` runs under the model's lock.
+template <typename Predict>
+double predicted(const char* call, dcuda_model_path path, dcuda_model_initiator initiator,
+                 int count, Predict&& predict) {
+  return dcuda::runtime::guarded(call, [&] {
     if (path != DCUDA_MODEL_SAME_GPU && path != DCUDA_MODEL_PEER && path != DCUDA_MODEL_NETWORK) {
       throw error(DCUDA_ERROR_INVALID_ARGUMENT,
                   "path " + std::to_string(static_cast<int>(path)) +
@@ -73,6 +78,40 @@ double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiato
       }
       process_model().parameters = read_model_file(file, DCUDA_ERROR_SETTING);
     }
-    return dcuda::model::predict(*process_model().parameters, path, initiator, bytes, count);
+    return predict(*process_model().parameters);
   });
+}
+
+}  // namespace
+
+double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiator, size_t bytes,
+                           int count) {
+  return predicted("dcuda_model_predict", path, initiator, count,
+                   [&](const dcuda::model::parameters& model) {
+                     return dcuda::model::predict(model, path, initiator, bytes, count);
+                   });
+}
+
+double dcuda_model_predict_streams(dcuda_model_path path, dcuda_model_initiator initiator,
+                                   size_t bytes, int count, int streams) {
+  return predicted("dcuda_model_predict_streams", path, initiator, count,
+                   [&](const dcuda::model::parameters& model) {
+                     if (streams < 1) {
+                       throw error(DCUDA_ERROR_INVALID_ARGUMENT,
+                                   "streams " + std::to_string(streams) + " is below 1");
+                     }
+                     return dcuda::model::predict_streams(model, path, initiator, bytes, count,
+                                                          streams);
+                   });
+}
+
+double dcuda_model_predict_stream_waits(dcuda_model_path path, int count, int streams) {
+  return predicted("dcuda_model_predict_stream_waits", path, DCUDA_MODEL_HOST, count,
+                   [&](const dcuda::model::parameters& model) {
+                     if (streams < 1) {
+                       throw error(DCUDA_ERROR_INVALID_ARGUMENT,
+                                   "streams " + std::to_string(streams) + " is below 1");
+                     }
+                     return dcuda::model::predict_stream_waits(model, path, count, streams);
+                   });
 }

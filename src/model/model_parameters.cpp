@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -163,7 +164,9 @@ parameters parse_model(std::string_view text, const std::string& source) {
       versioned = true;
       continue;
     }
-    if (words.size() < 3) reader.fail("expected 'single|pipelined PATH INITIATOR key=value...'");
+    if (words.size() < 3) {
+      reader.fail("expected 'single|pipelined|concurrent PATH INITIATOR key=value...'");
+    }
     path_fit& fit = model.at(reader.path(words[1]), reader.initiator(words[2]));
     const std::string place = words[1] + " " + words[2];
     if (words[0] == "single") {
@@ -190,8 +193,24 @@ parameters parse_model(std::string_view text, const std::string& source) {
       fit.pipelined = pipelined_fit{values.at("g_us"), values.at("A_ns_per_byte"), values.at("B"),
                                     reader.whole_bytes(values, words, "largest_bytes"),
                                     values.at("G_ns_per_byte")};
+    } else if (words[0] == "concurrent") {
+      const std::vector<std::string> keys = {"streams", "g_us", "G_ns_per_byte", "wait_us"};
+      const auto values = reader.values(words, keys);
+      reader.not_negative(values, {"g_us", "G_ns_per_byte", "wait_us"});
+      const double streams = values.at("streams");
+      if (streams < 1 || streams != std::floor(streams) || streams > 1e6) {
+        reader.fail("streams is not a whole number of at least 1 (" +
+                    words_value(words, "streams") + ")");
+      }
+      if (!fit.concurrent.empty() && streams <= fit.concurrent.back().streams) {
+        reader.fail("streams=" + words_value(words, "streams") + " of " + place +
+                    " does not follow the previous concurrent fit's " +
+                    std::to_string(fit.concurrent.back().streams));
+      }
+      fit.concurrent.push_back(concurrent_fit{static_cast<int>(streams), values.at("g_us"),
+                                              values.at("G_ns_per_byte"), values.at("wait_us")});
     } else {
-      reader.fail("unknown line kind '" + words[0] + "' (single or pipelined)");
+      reader.fail("unknown line kind '" + words[0] + "' (single, pipelined or concurrent)");
     }
   }
   if (!versioned) {
@@ -232,6 +251,56 @@ double predict(const parameters& model, dcuda_model_path path, dcuda_model_initi
             : 0.0;
   const double further = std::max(each.gap_us, m * per_byte * 1e-3);
   return first + static_cast<double>(count - 1) * further;
+}
+
+namespace {
+
+// The concurrent fit of `streams`: interpolated in log(streams) between the fits around it, the
+// nearest beyond the counts measured. `fits` is not empty.
+concurrent_fit concurrent_at(const std::vector<concurrent_fit>& fits, int streams) {
+  const auto above = std::find_if(fits.begin(), fits.end(),
+                                  [&](const concurrent_fit& c) { return c.streams >= streams; });
+  const concurrent_fit& high = above == fits.end() ? fits.back() : *above;
+  const concurrent_fit& low =
+      above == fits.begin() || above == fits.end() ? high : *std::prev(above);
+  const double weight = high.streams == low.streams
+                            ? 0.0
+                            : std::log(static_cast<double>(streams) / low.streams) /
+                                  std::log(static_cast<double>(high.streams) / low.streams);
+  const auto between = [&](double a, double b) { return a + weight * (b - a); };
+  return concurrent_fit{streams, between(low.gap_us, high.gap_us),
+                        between(low.gap_ns_per_byte, high.gap_ns_per_byte),
+                        between(low.wait_us, high.wait_us)};
+}
+
+[[noreturn]] void no_concurrent_fit(dcuda_model_path path, dcuda_model_initiator initiator,
+                                    int streams) {
+  throw error(DCUDA_ERROR_INVALID_STATE,
+              std::string("the model has no concurrent fit of ") + path_name(path) + " " +
+                  initiator_name(initiator) + ", which " + std::to_string(streams) +
+                  " stream(s) need (its results held no host_stream_concurrency tables)");
+}
+
+}  // namespace
+
+double predict_streams(const parameters& model, dcuda_model_path path,
+                       dcuda_model_initiator initiator, std::size_t bytes, int count, int streams) {
+  const path_fit& fit = model.at(path, initiator);
+  if (fit.concurrent.empty()) {
+    if (streams == 1) return predict(model, path, initiator, bytes, count);
+    no_concurrent_fit(path, initiator, streams);
+  }
+  const double first = predict(model, path, initiator, bytes, 1);
+  const concurrent_fit at = concurrent_at(fit.concurrent, streams);
+  const double further = at.gap_us + static_cast<double>(bytes) * at.gap_ns_per_byte * 1e-3;
+  return first + static_cast<double>(count - 1) * further;
+}
+
+double predict_stream_waits(const parameters& model, dcuda_model_path path, int count,
+                            int streams) {
+  const path_fit& fit = model.at(path, DCUDA_MODEL_HOST);
+  if (fit.concurrent.empty()) no_concurrent_fit(path, DCUDA_MODEL_HOST, streams);
+  return static_cast<double>(count) * concurrent_at(fit.concurrent, streams).wait_us;
 }
 
 }  // namespace dcuda::model

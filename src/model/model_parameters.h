@@ -35,9 +35,22 @@ struct pipelined_fit {
   double gap_ns_per_byte = 0;       // G
 };
 
+// Puts queued on `streams` streams at once: the GPU plays them at an aggregate time per message
+// t(m) = g + m G (LogGP's form: it starts the next put and copies this one's bytes in turn), g
+// and G measured with that many streams, not derived from one stream's figures (G is the
+// bandwidth many copies get when they share the GPU's memory or its link); and it passes their
+// stream waits at `wait_us` each.
+struct concurrent_fit {
+  int streams = 1;
+  double gap_us = 0;           // g
+  double gap_ns_per_byte = 0;  // G
+  double wait_us = 0;          // w
+};
+
 struct path_fit {
   std::vector<single_message_fit> single;  // by from_bytes, the first from 0; empty: no fit
   std::optional<pipelined_fit> pipelined;
+  std::vector<concurrent_fit> concurrent;  // by streams, ascending; empty: no fit
 };
 
 class parameters {
@@ -56,13 +69,25 @@ const char* initiator_name(dcuda_model_initiator initiator);
 // Parses a model file's text; `source` names it in errors ("<source>:<line>: ..."), which are
 // runtime::error with DCUDA_ERROR_INVALID_ARGUMENT. Every value must be a finite number; L, S,
 // G, g, A not negative; from_bytes and largest_bytes whole numbers; the single-message pieces of a
-// path and initiator in ascending from_bytes, the first from 0; one pipelined fit each; unknown
-// words are refused.
+// path and initiator in ascending from_bytes, the first from 0; one pipelined fit each; the
+// concurrent fits in ascending streams, each at least 1; unknown words are refused.
 parameters parse_model(std::string_view text, const std::string& source);
 
 // The predicted time in microseconds (dcuda/model.h); runtime::error with
 // DCUDA_ERROR_INVALID_STATE where the fit it needs is not in `model`.
 double predict(const parameters& model, dcuda_model_path path, dcuda_model_initiator initiator,
                std::size_t bytes, int count);
+
+// The same for `count` puts spread over `streams` streams queued at once
+// (dcuda_model_predict_streams): T(m) + (count - 1) (g + m G), g and G interpolated in
+// log(streams) between the concurrent fits around `streams` (the nearest beyond the measured
+// counts); without concurrent fits, one stream is predict's pipelined time and more an error.
+double predict_streams(const parameters& model, dcuda_model_path path,
+                       dcuda_model_initiator initiator, std::size_t bytes, int count, int streams);
+
+// The time the GPU spends passing `count` host stream waits whose notifications have arrived,
+// from `streams` streams (dcuda_model_predict_stream_waits): count w, w interpolated as
+// predict_streams's g; an error without concurrent fits of `path`'s host initiator.
+double predict_stream_waits(const parameters& model, dcuda_model_path path, int count, int streams);
 
 }  // namespace dcuda::model

@@ -9,8 +9,8 @@ using namespace dcuda_bench::summa;
 
 namespace {
 
-// Same GPU: 10 us until notified, 1 us per further put; peer: 20 and 2.
-put_cost toy_cost(bool same_gpu) {
+// Same GPU: 10 us until notified, 1 us per further put; peer: 20 and 2; whatever the senders.
+put_cost toy_cost(bool same_gpu, int /*senders_on_gpu*/) {
   return same_gpu ? put_cost{10, 1} : put_cost{20, 2};
 }
 
@@ -69,4 +69,36 @@ DCUDA_TEST(summa_host_initiated_puts_start_one_after_another_on_each_gpu) {
   DCUDA_CHECK_EQ(predicted_step_us(two_gpus, toy_cost, 3, 0, in_turn), 23.0);
   DCUDA_CHECK(predicted_mean_us(two_gpus, toy_cost, in_turn) >
               predicted_mean_us(two_gpus, toy_cost));
+}
+
+DCUDA_TEST(summa_host_initiated_puts_cost_what_the_gpus_senders_of_the_step_make_them) {
+  // Step 0 of 3 x 3 on one GPU: column 0 (ranks 0, 3, 6) and row 0 (0, 1, 2) send: 5 ranks. On two
+  // GPUs of 2 ranks each, step 0 of 2 x 2: ranks 0 and 1 send on GPU 0, rank 2 alone on GPU 1.
+  DCUDA_CHECK_EQ(senders_on_gpu(grid{3, 9}, 0, 0), 5);
+  DCUDA_CHECK_EQ(senders_on_gpu(grid{2, 2}, 0, 0), 2);
+  DCUDA_CHECK_EQ(senders_on_gpu(grid{2, 2}, 1, 0), 1);
+  // Each further put costs as many us as the GPU has senders. 2 x 2 on one GPU, step 0 (3
+  // senders): the GPU starts rank 0's to 1 at 0 and to 2 at 3, rank 1's to 3 at 6, rank 2's to 3
+  // at 9; arrivals 10, 13, 16, 19. Ranks: 0: 13; 1: max(10, 16) = 16; 2: max(13, 19) = 19; 3: 19.
+  const put_model crowded = [](bool, int senders) { return put_cost{10, double(senders)}; };
+  const grid one_gpu{2, 4};
+  const issuing in_turn = issuing::gpu_issues_in_turn;
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, crowded, 0, 0, in_turn), 13.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, crowded, 1, 0, in_turn), 16.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, crowded, 2, 0, in_turn), 19.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, crowded, 3, 0, in_turn), 19.0);
+}
+
+DCUDA_TEST(summa_host_initiated_stream_waits_pass_in_turn_after_every_put_of_the_gpu) {
+  // 2 x 2 on one GPU, step 0, toy costs: the GPU has started its 4 puts at 4 us. Waits: rank 0
+  // none, ranks 1 and 2 one each, rank 3 two; at 5 us each they pass at 9, 14 and 24. Ranks: 0:
+  // its last put, 11; 1: max(12, 9) = 12; 2: max(13, 14) = 14; 3: max(13, 24) = 24.
+  const grid one_gpu{2, 4};
+  const issuing in_turn = issuing::gpu_issues_in_turn;
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 0, 0, in_turn, 5), 11.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 1, 0, in_turn, 5), 12.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 2, 0, in_turn, 5), 14.0);
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 3, 0, in_turn, 5), 24.0);
+  // Device-initiated ranks wait by themselves: no such cost.
+  DCUDA_CHECK_EQ(predicted_step_us(one_gpu, toy_cost, 3, 0, issuing::ranks_issue_apart, 5), 10.0);
 }

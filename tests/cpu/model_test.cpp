@@ -158,3 +158,83 @@ DCUDA_TEST(malformed_model_files_are_refused_with_their_line) {
                "model.txt:3: a second pipelined fit of peer host"));
   DCUDA_CHECK(contains(refusal_of("peer host\n"), "model.txt:2: expected 'single|pipelined"));
 }
+
+namespace {
+
+// Concurrent fits of the peer path's host puts from 4 and 16 streams, and the single-message fit
+// they start from.
+const char* const concurrent_fits =
+    "dcuda-model 1\n"
+    "single peer host from_bytes=0 L_us=2 o_us=5 S_us=1 O_ns_per_byte=0 G_ns_per_byte=0\n"
+    "concurrent peer host streams=4 g_us=3 G_ns_per_byte=2 wait_us=1\n"
+    "concurrent peer host streams=16 g_us=1 G_ns_per_byte=4 wait_us=2\n";
+
+}  // namespace
+
+DCUDA_TEST(model_predictions_from_many_streams_interpolate_between_the_measured_counts) {
+  using dcuda::model::predict_streams;
+  const auto model = parse_model(concurrent_fits, "model.txt");
+  const auto& fits = model.at(DCUDA_MODEL_PEER, DCUDA_MODEL_HOST).concurrent;
+  DCUDA_CHECK_EQ(fits.size(), std::size_t{2});
+  DCUDA_CHECK_EQ(fits[1].streams, 16);
+  DCUDA_CHECK(near(fits[1].gap_us, 1.0));
+  DCUDA_CHECK(near(fits[1].gap_ns_per_byte, 4.0));
+  // T(m) = 8 us; each further message g + m G.
+  DCUDA_CHECK(near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 0, 1, 4), 8.0));
+  DCUDA_CHECK(near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 0, 11, 4), 38.0));
+  DCUDA_CHECK(near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 0, 11, 16), 18.0));
+  DCUDA_CHECK(
+      near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 1000, 2, 16), 8.0 + 5.0));
+  // 8 streams: halfway between 4 and 16 in log(streams): g 2 us, G 3 ns per byte.
+  DCUDA_CHECK(near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 0, 3, 8), 12.0));
+  DCUDA_CHECK(
+      near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 1000, 3, 8), 8.0 + 10.0));
+  // Beyond the measured counts the nearest fit holds.
+  DCUDA_CHECK(near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 0, 2, 1), 11.0));
+  DCUDA_CHECK(near(predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 0, 2, 64), 9.0));
+  // Without concurrent fits one stream is the pipelined prediction and more an error.
+  const auto plain = parse_model(two_fits, "model.txt");
+  DCUDA_CHECK(near(predict_streams(plain, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10, 1),
+                   predict(plain, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10)));
+  dcuda_error_code code{};
+  DCUDA_CHECK(contains(
+      error_of([&] { predict_streams(plain, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10, 2); },
+               &code),
+      "no concurrent fit of peer device, which 2 stream(s) need"));
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_STATE);
+}
+
+DCUDA_TEST(model_stream_waits_cost_their_count_times_the_interpolated_wait) {
+  using dcuda::model::predict_stream_waits;
+  const auto model = parse_model(concurrent_fits, "model.txt");
+  DCUDA_CHECK(near(predict_stream_waits(model, DCUDA_MODEL_PEER, 10, 4), 10.0));
+  DCUDA_CHECK(near(predict_stream_waits(model, DCUDA_MODEL_PEER, 10, 8), 15.0));
+  DCUDA_CHECK(near(predict_stream_waits(model, DCUDA_MODEL_PEER, 3, 64), 6.0));
+  dcuda_error_code code{};
+  DCUDA_CHECK(
+      contains(error_of([&] { predict_stream_waits(model, DCUDA_MODEL_SAME_GPU, 1, 4); }, &code),
+               "no concurrent fit of same-gpu host"));
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_STATE);
+}
+
+DCUDA_TEST(malformed_concurrent_fits_are_refused_with_their_line) {
+  DCUDA_CHECK(
+      contains(refusal_of("concurrent peer host streams=0 g_us=1 G_ns_per_byte=1 wait_us=0\n"),
+               "model.txt:2: streams is not a whole number of at least 1 (0)"));
+  DCUDA_CHECK(
+      contains(refusal_of("concurrent peer host streams=2.5 g_us=1 G_ns_per_byte=1 wait_us=0\n"),
+               "streams is not a whole number of at least 1 (2.5)"));
+  DCUDA_CHECK(
+      contains(refusal_of("concurrent peer host streams=4 g_us=-1 G_ns_per_byte=1 wait_us=0\n"),
+               "g_us is negative"));
+  DCUDA_CHECK(contains(refusal_of("concurrent peer host streams=4 g_us=1 G_ns_per_byte=1 "
+                                  "wait_us=-1\n"),
+                       "wait_us is negative"));
+  DCUDA_CHECK(
+      contains(refusal_of("concurrent peer host streams=4 g_us=1 G_ns_per_byte=1 wait_us=0\n"
+                          "concurrent peer host streams=4 g_us=1 G_ns_per_byte=1 wait_us=0\n"),
+               "model.txt:3: streams=4 of peer host does not follow the previous "
+               "concurrent fit's 4"));
+  DCUDA_CHECK(contains(refusal_of("concurrent peer host streams=4 g_us=1 wait_us=0\n"),
+                       "G_ns_per_byte is missing"));
+}

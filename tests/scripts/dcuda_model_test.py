@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/dcuda-model on made-up benchmark results generated from known parameters: it finds every
-table, recovers L, o, S, O, G, g, A and B of each path and initiator, reports R^2 near 1, writes a
-model file with those values, names what it could not fit, and refuses results it cannot use."""
+table, recovers L, o, S, O, G, g, A and B of each path and initiator and g_N, G_N of host puts from N
+streams at once, reports R^2 near 1, writes a model file with those values, names what it could not
+fit, and refuses results it cannot use."""
 import json
 import os
 import subprocess
@@ -34,6 +35,28 @@ PLACES = {"same-gpu": ("local_latency", "same GPU"), "peer": ("remote_latency", 
           "network": ("remote_latency", "network path (to pinned host memory)")}
 
 
+# Host puts from N streams at once: per path, N -> (g_N us, G_N ns per byte, sizes measured); and
+# the stream wait from N streams, N -> w_N us (one table for both paths).
+CONCURRENT_SIZES = (8, 1024, 65536, 1 << 20, 4 << 20)
+CONCURRENT = {"same-gpu": {1: (3.0, 1.0, CONCURRENT_SIZES), 4: (1.2, 0.5, CONCURRENT_SIZES),
+                           16: (0.6, 0.3, CONCURRENT_SIZES), 64: (0.5, 0.25, CONCURRENT_SIZES)},
+              "peer": {1: (4.0, 2.0, CONCURRENT_SIZES), 4: (1.5, 0.8, CONCURRENT_SIZES),
+                       64: (2.0, 0.25, (8, 1024, 4096))}}
+CONCURRENT_PLACES = {"same-gpu": "same GPU, 2 ranks of one process", "peer": "peer path, 2 processes"}
+STREAM_WAITS = {1: 1.7, 4: 1.5, 16: 1.4, 64: 1.6}
+
+
+def concurrent_time(path, streams, m):
+    g, G, _ = CONCURRENT[path][streams]
+    return g + m * G * 1e-3
+
+
+def concurrent_expected(path, streams):
+    """g_N, G_N and w_N the tool should find."""
+    g, G, _ = CONCURRENT[path][streams]
+    return g, G, STREAM_WAITS[streams]
+
+
 # The peer path from a device changes protocol at 16 B: from there o and O are these.
 PEER_DEVICE_FROM_16 = (1.5, 0.02)
 
@@ -57,7 +80,7 @@ def table(title, reference, unit, rows):
             "rows": [{"size": s, "dcuda": d, "reference": r, "ratio": d / r, "unit": unit} for s, d, r in rows]}
 
 
-def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20)):
+def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20), with_concurrent=True):
     benchmarks = {}
 
     def add(benchmark, new_table):
@@ -78,6 +101,17 @@ def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20)
     add("host_stream_latency", table("message rate of dcuda_put_notify_on_stream: 10000 back to back",
                                      "empty kernel", "us",
                                      [(m, pipelined("peer", "host", m), 3.8) for m in host_sizes]))
+    if with_concurrent:
+        for path, counts in CONCURRENT.items():
+            for streams, (_, _, sizes) in sorted(counts.items(), reverse=True):  # any order
+                title = (f"host-initiated puts from {streams} stream{'s' if streams > 1 else ''} at once "
+                         f"(dcuda_put_notify_on_stream), time per message, {CONCURRENT_PLACES[path]}")
+                rows = [(m, concurrent_time(path, streams, m), 2.5) for m in sizes]
+                add("host_stream_concurrency", table(title, "cudaMemcpyAsync", "us", rows))
+        add("host_stream_concurrency",
+            table("stream waits (dcuda_wait_notifications_on_stream) from N streams at once, each for "
+                  "one notification already arrived, time per wait", "empty kernel", "us",
+                  [(n, w, 1.0) for n, w in sorted(STREAM_WAITS.items())]))
     if with_consistency:
         for path, (benchmark, place) in PLACES.items():
             add(benchmark, table(f"memory-consistency cost S: a store and a fence, {place}", "no fence", "us",
@@ -106,6 +140,8 @@ def read_model(file):
         values = {k: float(v) for k, v in (w.split("=") for w in words[3:])}
         if words[0] == "single":  # a list of pieces
             fits.setdefault((words[0], words[1], words[2]), []).append(values)
+        elif words[0] == "concurrent":  # one per number of streams
+            fits[(words[0], words[1], words[2], int(values["streams"]))] = values
         else:
             fits[(words[0], words[1], words[2])] = values
     return fits
@@ -162,6 +198,41 @@ with tempfile.TemporaryDirectory() as scratch:
     check(len(pipelined_rows) == 5 and all(" 1.000" in line for line in pipelined_rows),
           "pipelined rows or their R^2:\n" + out)
     check("not fitted: network, host" not in out, "network host needs no line: it is not measured")
+    check("not fitted" not in out, "everything is measured, yet something is not fitted:\n" + out)
+
+    # Host puts from N streams at once: table III, and one concurrent line per N after each
+    # pipelined line, in ascending N.
+    table_three = out.split("Table III")[1].splitlines()[2:] if "Table III" in out else []
+    concurrent_rows = [line.split() for line in table_three if line.startswith("  ")]
+    expected_rows = [(path, streams) for path in sorted(CONCURRENT) for streams in sorted(CONCURRENT[path])]
+    check([(row[0], int(row[2])) for row in concurrent_rows] == expected_rows,
+          "table III rows:\n" + out)
+    for row in concurrent_rows:
+        if (row[0], int(row[2])) not in expected_rows:
+            continue
+        g, G, w = concurrent_expected(row[0], int(row[2]))
+        sizes = len(CONCURRENT[row[0]][int(row[2])][2])
+        check(row[1] == "host" and close(float(row[3]), g, 1e-3) and close(float(row[4]), G, 1e-3)
+              and close(float(row[5]), w, 1e-3) and row[6] == "0.0%" and int(row[7]) == sizes,
+              f"table III row {row}, expected g {g} G {G} w {w}")
+    for path, counts in CONCURRENT.items():
+        for streams in counts:
+            g, G, w = concurrent_expected(path, streams)
+            line = fits.get(("concurrent", path, "host", streams))
+            check(line is not None and close(line["g_us"], g, 1e-6) and close(line["G_ns_per_byte"], G, 1e-6)
+                  and close(line["wait_us"], w, 1e-6),
+                  f"{path} host {streams} streams: concurrent line {line}, expected g {g} G {G} w {w}")
+    with open(model_file, encoding="utf-8") as handle:
+        lines = [line.split() for line in handle if line.strip() and not line.startswith("#")][1:]
+    for path in CONCURRENT:
+        # "single" per piece, "pipelined", then "concurrent streams=N" in ascending N.
+        mine = [" ".join(words[:1] + words[3:4] * (words[0] == "concurrent")) for words in lines
+                if words[1:3] == [path, "host"]]
+        expected_lines = (["single"] * mine.count("single") + ["pipelined"]
+                          + [f"concurrent streams={streams}" for streams in sorted(CONCURRENT[path])])
+        check(mine == expected_lines, f"{path} host: the model file's lines {mine}, not {expected_lines}")
+    check(not any(words[0] == "concurrent" and words[2] != "host" for words in lines),
+          "a concurrent line for a device initiator")
 
     # Host messages never bound by their bytes (as 10,000 on one stream up to 64 KiB): no power
     # law, t(m) = max(g, G m).
@@ -189,6 +260,46 @@ with tempfile.TemporaryDirectory() as scratch:
     write(partial, benchmarks)
     code, out, _ = run(partial)
     check(code == 0 and "not fitted: same-gpu: no bandwidth table" in out, "missing table not named:\n" + out)
+
+    # Without the concurrency benchmark: a line for each host path (none for the device), and no
+    # concurrent line in the model file.
+    no_streams = os.path.join(scratch, "no_streams")
+    write(no_streams, results(with_concurrent=False))
+    code, out, _ = run(no_streams, "--write", model_file)
+    named = [line for line in out.splitlines() if "concurrent" in line and "not fitted" in line]
+    check(code == 0 and named == [f"# not fitted: {path}, host: no concurrent table (host_stream_concurrency)"
+                                  for path in ("same-gpu", "peer")],
+          "a missing concurrency benchmark is not named for the host paths alone:\n" + out)
+    check(not any(key[0] == "concurrent" for key in read_model(model_file)),
+          "concurrent lines without a concurrency benchmark")
+
+    # A concurrent table of a path without a single-message host fit is named and skipped; the
+    # other path's still fitted.
+    no_single = os.path.join(scratch, "no_single")
+    benchmarks = results()
+    title = TITLES[("same-gpu", "host")][1]
+    benchmarks["host_stream_latency"]["tables"] = [t for t in benchmarks["host_stream_latency"]["tables"]
+                                                   if t["title"] != title]
+    write(no_single, benchmarks)
+    code, out, _ = run(no_single, "--write", model_file)
+    fits = read_model(model_file)
+    check(code == 0 and "not fitted: same-gpu, host: no single-message fit for the concurrent fit" in out
+          and "not fitted: peer, host: no" not in out, "a concurrent table without its single fit:\n" + out)
+    check(not any(key[:2] == ("concurrent", "same-gpu") for key in fits)
+          and all(("concurrent", "peer", "host", streams) in fits for streams in CONCURRENT["peer"]),
+          f"concurrent lines with the same GPU's single-message host table missing: {sorted(fits)}")
+
+    # Without the stream-wait table: named for each host path, and every wait 0.
+    no_waits = os.path.join(scratch, "no_waits")
+    benchmarks = results()
+    benchmarks["host_stream_concurrency"]["tables"] = [
+        t for t in benchmarks["host_stream_concurrency"]["tables"] if not t["title"].startswith("stream waits")]
+    write(no_waits, benchmarks)
+    code, out, _ = run(no_waits, "--write", model_file)
+    fits = read_model(model_file)
+    waits = [values["wait_us"] for key, values in fits.items() if key[0] == "concurrent"]
+    check(code == 0 and all(f"not fitted: {path}, host: no stream-wait table" in out for path in CONCURRENT)
+          and waits and not any(waits), "a missing stream-wait table:\n" + out)
 
     # Nothing usable, and a broken file: errors.
     empty = os.path.join(scratch, "empty")
