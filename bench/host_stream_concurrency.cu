@@ -1,6 +1,6 @@
 // host_stream_concurrency: how fast one GPU plays host-initiated puts queued on many streams at
 // once (dcuda_put_notify_on_stream), the rate and bandwidth the performance model needs where a
-// program drives several streams (docs/model.md, "Puts from many streams"):
+// program drives several streams (docs/model.md, "Where each parameter comes from"):
 // `mpirun -np 2 host_stream_concurrency`, one GPU per process, one node.
 //
 // Each process queues, on N streams at once (N = 1, 4, 16, 64), the same number of put_notify of

@@ -1,5 +1,5 @@
-// dcuda_model_load and dcuda_model_predict (include/dcuda/model.h): one process-wide model,
-// loaded on demand from DCUDA_MODEL_FILE.
+// dcuda_model_load and the predictions (include/dcuda/model.h): one process-wide model, loaded on
+// demand from DCUDA_MODEL_FILE (model/process_model.h).
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -8,6 +8,7 @@
 
 #include "dcuda/model.h"
 #include "model/model_parameters.h"
+#include "model/process_model.h"
 #include "runtime/api_boundary.h"
 
 namespace {
@@ -47,10 +48,23 @@ void dcuda_model_load(const char* file) {
   });
 }
 
+dcuda::model::parameters dcuda::model::process_parameters() {
+  std::lock_guard<std::mutex> lock(process_model().mutex);
+  if (!process_model().parameters) {
+    const char* file = std::getenv("DCUDA_MODEL_FILE");
+    if (file == nullptr || *file == '\0') {
+      throw error(DCUDA_ERROR_INVALID_STATE,
+                  "no model loaded: call dcuda_model_load or set DCUDA_MODEL_FILE to a file "
+                  "written by dcuda-model --write");
+    }
+    process_model().parameters = read_model_file(file, DCUDA_ERROR_SETTING);
+  }
+  return *process_model().parameters;
+}
+
 namespace {
 
-// The model of this process, loaded from DCUDA_MODEL_FILE on first use, and the checks every
-// prediction's arguments share; `predict` runs under the model's lock.
+// The checks every prediction's arguments share, then `predict` with the process's model.
 template <typename Predict>
 double predicted(const char* call, dcuda_model_path path, dcuda_model_initiator initiator,
                  int count, Predict&& predict) {
@@ -68,17 +82,7 @@ double predicted(const char* call, dcuda_model_path path, dcuda_model_initiator 
     if (count < 1) {
       throw error(DCUDA_ERROR_INVALID_ARGUMENT, "count " + std::to_string(count) + " is below 1");
     }
-    std::lock_guard<std::mutex> lock(process_model().mutex);
-    if (!process_model().parameters) {
-      const char* file = std::getenv("DCUDA_MODEL_FILE");
-      if (file == nullptr || *file == '\0') {
-        throw error(DCUDA_ERROR_INVALID_STATE,
-                    "no model loaded: call dcuda_model_load or set DCUDA_MODEL_FILE to a file "
-                    "written by dcuda-model --write");
-      }
-      process_model().parameters = read_model_file(file, DCUDA_ERROR_SETTING);
-    }
-    return predict(*process_model().parameters);
+    return predict(dcuda::model::process_parameters());
   });
 }
 

@@ -303,4 +303,27 @@ double predict_stream_waits(const parameters& model, dcuda_model_path path, int 
   return static_cast<double>(count) * concurrent_at(fit.concurrent, streams).wait_us;
 }
 
+std::optional<std::size_t> best_network_chunk(const parameters& model, std::size_t lowest,
+                                              std::size_t highest) {
+  const path_fit& fit = model.at(DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE);
+  if (fit.single.empty() || !fit.pipelined) return std::nullopt;
+  std::optional<std::size_t> best;
+  double least = 0;
+  for (std::size_t chunk = lowest; chunk <= highest && chunk != 0; chunk *= 2) {
+    const double first = predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE, chunk, 1);
+    const double each = predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE, chunk, 2) - first;
+    double per_byte = 0;
+    for (const std::size_t message : {std::size_t{1} << 20, std::size_t{4} << 20,
+                                      std::size_t{16} << 20, std::size_t{64} << 20}) {
+      const std::size_t pieces = (message + chunk - 1) / chunk;
+      per_byte += (first + static_cast<double>(pieces - 1) * each) / static_cast<double>(message);
+    }
+    if (!best || per_byte < least) {
+      best = chunk;
+      least = per_byte;
+    }
+  }
+  return best;
+}
+
 }  // namespace dcuda::model

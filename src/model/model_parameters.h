@@ -85,6 +85,15 @@ double predict(const parameters& model, dcuda_model_path path, dcuda_model_initi
 double predict_streams(const parameters& model, dcuda_model_path path,
                        dcuda_model_initiator initiator, std::size_t bytes, int count, int streams);
 
+// The pipeline stage of the network path (DCUDA_NETWORK_CHUNK=model) the model predicts moves
+// large messages fastest: of the powers of two from `lowest` to `highest`, the one whose sum over
+// messages of 1, 4, 16 and 64 MiB of the predicted time per byte is least, where a message of m
+// bytes travels as ceil(m / c) pieces of c bytes, the first a single message of c bytes and each
+// further piece the pipelined time of c bytes (the device initiator's network fits: what a rank's
+// put there costs). Empty where the model has no single-message and pipelined network fit.
+std::optional<std::size_t> best_network_chunk(const parameters& model, std::size_t lowest,
+                                              std::size_t highest);
+
 // The time the GPU spends passing `count` host stream waits whose notifications have arrived,
 // from `streams` streams (dcuda_model_predict_stream_waits): count w, w interpolated as
 // predict_streams's g; an error without concurrent fits of `path`'s host initiator.

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dcuda/host.h"
+#include "model/process_model.h"
 #include "runtime/api_boundary.h"
 #include "runtime/diagnostics.h"
 #include "runtime/exit_check.h"
@@ -192,6 +193,25 @@ const char* dcuda_error_name(dcuda_error_code code) {
   return "DCUDA_ERROR_UNKNOWN";
 }
 
+namespace {
+
+// DCUDA_NETWORK_CHUNK=model: the process's model (dcuda_model_load's, else DCUDA_MODEL_FILE's)
+// chooses; without one the setting is what is wrong.
+std::size_t chunk_from_process_model() {
+  dcuda::model::parameters model;
+  try {
+    model = dcuda::model::process_parameters();
+  } catch (const dcuda::runtime::error& failure) {
+    throw dcuda::runtime::error(DCUDA_ERROR_SETTING,
+                                std::string("dcuda_host_init: setting DCUDA_NETWORK_CHUNK "
+                                            "(--dcuda-network-chunk) is 'model': ") +
+                                    failure.what());
+  }
+  return dcuda::runtime::network_chunk_from_model(model);
+}
+
+}  // namespace
+
 void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcuda_kernel_t kernel,
                      int threads_per_rank) {
   using dcuda::runtime::error;
@@ -225,6 +245,11 @@ void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcu
     });
     auto settings = dcuda::runtime::read_settings(arguments, environment);
     dcuda::runtime::set_log_level(settings.debug);
+    if (settings.network_chunk_by_model) {
+      settings.network_chunk_bytes = chunk_from_process_model();
+      dcuda::runtime::info("network chunk " + std::to_string(settings.network_chunk_bytes) +
+                           " bytes, chosen by the performance model (DCUDA_NETWORK_CHUNK=model)");
+    }
     dcuda::runtime::trace(
         "dcuda_host_init: settings read; joining the job, choosing the GPU, "
         "planning the launch (threads_per_rank " +

@@ -255,8 +255,11 @@ settings read_settings(const std::vector<std::string>& arguments,
     result.emulate_nodes = parse_integer(emulate_nodes, *value, 1);
   }
   if (auto value = lookup(network_chunk, arguments, environment)) {
-    result.network_chunk_bytes = parse_power_of_two(
-        network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest);
+    result.network_chunk_by_model = *value == "model";
+    if (!result.network_chunk_by_model) {
+      result.network_chunk_bytes = parse_power_of_two(
+          network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest);
+    }
   }
   if (auto value = lookup(stream_copy_engine_from, arguments, environment)) {
     result.stream_copy_engine_from = parse_bytes(stream_copy_engine_from, *value);
@@ -265,6 +268,18 @@ settings read_settings(const std::vector<std::string>& arguments,
     result.report_wait_after_s = result.wait_timeout_s / 4;
   }
   return result;
+}
+
+std::size_t network_chunk_from_model(const model::parameters& model) {
+  const auto chunk = model::best_network_chunk(model, settings::network_chunk_lowest,
+                                               settings::network_chunk_highest);
+  if (!chunk) {
+    throw error(DCUDA_ERROR_SETTING,
+                "dcuda_host_init: setting DCUDA_NETWORK_CHUNK (--dcuda-network-chunk) is 'model', "
+                "but the model has no single-message and pipelined fit of the network path's "
+                "device initiator (fit it from remote_latency and remote_bandwidth results)");
+  }
+  return *chunk;
 }
 
 std::vector<std::pair<std::string, std::string>> dcuda_environment() {

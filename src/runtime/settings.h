@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model_parameters.h"
 #include "runtime/diagnostics.h"
 
 namespace dcuda::runtime {
@@ -32,8 +33,10 @@ struct settings {
   std::string network_trace;  // DCUDA_NETWORK_TRACE / --dcuda-network-trace=PREFIX: the proxy's
                               // hop times, to PREFIX.<process>.csv (runtime/network_trace.h)
   // DCUDA_NETWORK_CHUNK / --dcuda-network-chunk=BYTES: the pipeline stage of the network path (a
-  // power of two, network_chunk_lowest..network_chunk_highest; the same in every process).
+  // power of two, network_chunk_lowest..network_chunk_highest; the same in every process). The
+  // value "model": chosen by the performance model at dcuda_host_init (network_chunk_from_model).
   std::size_t network_chunk_bytes = network_chunk_default;
+  bool network_chunk_by_model = false;
   // DCUDA_STREAM_COPY_ENGINE_FROM / --dcuda-stream-copy-engine-from=BYTES: a stream-ordered
   // put_notify of at least this many bytes is a copy by the copy engines and a counting kernel;
   // a smaller one is one kernel that copies and counts (runtime/stream_operations.h). 0: always
@@ -46,6 +49,11 @@ struct settings {
   static constexpr std::size_t stream_copy_engine_from_default =
       std::numeric_limits<std::size_t>::max();
 };
+
+// DCUDA_NETWORK_CHUNK=model: the stage `model` predicts moves large messages fastest
+// (model::best_network_chunk over network_chunk_lowest..network_chunk_highest); runtime::error
+// with DCUDA_ERROR_SETTING where the model has no network fit of the device initiator.
+std::size_t network_chunk_from_model(const model::parameters& model);
 
 // Reads the settings; a malformed value throws runtime::error naming the setting and the value.
 settings read_settings(const std::vector<std::string>& arguments,

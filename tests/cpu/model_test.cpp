@@ -238,3 +238,36 @@ DCUDA_TEST(malformed_concurrent_fits_are_refused_with_their_line) {
   DCUDA_CHECK(contains(refusal_of("concurrent peer host streams=4 g_us=1 wait_us=0\n"),
                        "G_ns_per_byte is missing"));
 }
+
+DCUDA_TEST(the_network_chunk_the_model_chooses_moves_large_messages_fastest) {
+  using dcuda::model::best_network_chunk;
+  // The network fits of 2 x H200 (bench/results/h200x2/model.txt): 512 KiB and 1 MiB are close,
+  // 1 MiB the least; pieces of 64 KiB pay the per-message overhead 16 times as often, pieces of
+  // 16 MiB leave nothing to overlap.
+  const auto h200 = parse_model(
+      "dcuda-model 1\n"
+      "single network device from_bytes=0 L_us=0.512506 o_us=3.50793 S_us=1.40129 "
+      "O_ns_per_byte=-10.6107 G_ns_per_byte=0.0861104\n"
+      "single network device from_bytes=9 L_us=0.512506 o_us=7.92764 S_us=1.40129 "
+      "O_ns_per_byte=2.02963 G_ns_per_byte=0.0861104\n"
+      "single network device from_bytes=4097 L_us=0.512506 o_us=18.4253 S_us=1.40129 "
+      "O_ns_per_byte=0.0801543 G_ns_per_byte=0.0861104\n"
+      "pipelined network device g_us=2.601 A_ns_per_byte=462.151 B=-0.722876 "
+      "largest_bytes=4194304 G_ns_per_byte=0.0861104\n",
+      "model.txt");
+  DCUDA_CHECK_EQ(best_network_chunk(h200, 64 << 10, 16 << 20).value_or(0), std::size_t{1} << 20);
+  // Within a narrower range the nearest bound wins.
+  DCUDA_CHECK_EQ(best_network_chunk(h200, 2 << 20, 16 << 20).value_or(0), std::size_t{2} << 20);
+  // A per-message cost ten times as large makes larger pieces pay: 2 MiB.
+  const auto slow_start = parse_model(
+      "dcuda-model 1\n"
+      "single network device from_bytes=0 L_us=1 o_us=200 S_us=0 O_ns_per_byte=0 "
+      "G_ns_per_byte=0.1\n"
+      "pipelined network device g_us=200 A_ns_per_byte=0 B=0 largest_bytes=4194304 "
+      "G_ns_per_byte=0.1\n",
+      "model.txt");
+  DCUDA_CHECK_EQ(best_network_chunk(slow_start, 64 << 10, 16 << 20).value_or(0),
+                 std::size_t{2} << 20);
+  // No network fit: nothing to choose from.
+  DCUDA_CHECK(!best_network_chunk(parse_model(two_fits, "model.txt"), 64 << 10, 16 << 20));
+}

@@ -10,6 +10,7 @@
 #include "runtime/error_text.h"
 #include "runtime/settings.h"
 #include "runtime/watchdog.h"
+#include "error_text.h"
 #include "test_main.h"
 
 using namespace dcuda;
@@ -60,6 +61,19 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
       runtime::read_settings({"--dcuda-network-chunk=262144"}, {{"DCUDA_NETWORK_CHUNK", "2097152"}})
           .network_chunk_bytes,
       std::size_t{256} << 10);
+  DCUDA_CHECK(!defaults.network_chunk_by_model);
+  const auto by_model = runtime::read_settings({}, {{"DCUDA_NETWORK_CHUNK", "model"}});
+  DCUDA_CHECK(by_model.network_chunk_by_model);
+  DCUDA_CHECK_EQ(by_model.network_chunk_bytes, std::size_t{1} << 20);  // until the model chooses
+  DCUDA_CHECK(
+      !runtime::read_settings({"--dcuda-network-chunk=65536"}, {{"DCUDA_NETWORK_CHUNK", "model"}})
+           .network_chunk_by_model);
+  dcuda_error_code code{};
+  DCUDA_CHECK(
+      contains(dcuda_test::error_of([] { runtime::network_chunk_from_model({}); }, &code),
+               "DCUDA_NETWORK_CHUNK (--dcuda-network-chunk) is 'model', but the model has "
+               "no single-message and pipelined fit of the network path's device initiator"));
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_SETTING);
   DCUDA_CHECK_EQ(defaults.stream_copy_engine_from, std::numeric_limits<std::size_t>::max());
   DCUDA_CHECK_EQ(runtime::read_settings({}, {{"DCUDA_STREAM_COPY_ENGINE_FROM", "8589934592"}})
                      .stream_copy_engine_from,
