@@ -15,7 +15,9 @@
 //
 // Within one GPU (the same-GPU path, what the performance model's host fit there needs): each
 // process plays the same ping-pong and message rate between its own two ranks on two streams,
-// against the two-stream ping-pong of a copy within the GPU and a stream memory operation.
+// against the two-stream ping-pong of a copy within the GPU and a stream memory operation; and
+// beside it the ping-pong of two ranks of the persistent kernel. For each path the program prints
+// the size from which the host's calls are faster than the ranks'.
 //
 // Reference, same program run: reference/stream_memop_ping_pong.h, the same ping-pong built from
 // a copy and a stream memory operation that writes a flag (one writer per flag: no counting).
@@ -68,19 +70,25 @@ __global__ void __launch_bounds__(device_threads, 1)
     device_ping_pong_kernel(dcuda_context_handle dcuda) {
   run_two_process_ping_pong(dcuda);
 }
+__global__ void __launch_bounds__(device_threads, 1)
+    device_same_gpu_ping_pong_kernel(dcuda_context_handle dcuda) {
+  run_same_gpu_ping_pong(dcuda);
+}
 
 // The same ping-pong initiated by the ranks (dcuda_put_notify, dcuda_wait_notifications in the
-// persistent kernel), one way at every size, in a context of its own; `bytes_arrived` turns
-// false where a payload did not arrive intact.
+// persistent kernel), one way at every size, in a context of its own; `same_gpu`: between the two
+// ranks of each process instead (2 per GPU). `bytes_arrived` turns false where a payload did not
+// arrive intact.
 std::vector<figure> device_ping_pong_us(const mpi_world& world, const options& command_line,
-                                        const std::vector<std::size_t>& sizes,
-                                        bool& bytes_arrived) {
+                                        const std::vector<std::size_t>& sizes, bool& bytes_arrived,
+                                        bool same_gpu = false) {
   std::vector<figure> one_way;
   int mismatches = 0;
   {
-    dcuda_session session(command_line, device_ping_pong_kernel, device_threads,
-                          {"--dcuda-ranks-per-device=1"});
-    const device_bytes window(2 * largest_message);
+    dcuda_session session(
+        command_line, same_gpu ? device_same_gpu_ping_pong_kernel : device_ping_pong_kernel,
+        device_threads, {same_gpu ? "--dcuda-ranks-per-device=2" : "--dcuda-ranks-per-device=1"});
+    const device_bytes window((same_gpu ? 4 : 2) * largest_message);
     for (const std::size_t size : sizes) {
       two_process_latency_run run{};
       run.op = operation::put_notify;
@@ -265,6 +273,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<figure> device_initiated =
       device_ping_pong_us(world, command_line, sizes, bytes_arrived);
+  const std::vector<figure> same_gpu_device_initiated =
+      device_ping_pong_us(world, command_line, sizes, bytes_arrived, /*same_gpu=*/true);
   std::vector<figure> same_gpu_batch_per_message;
   const std::vector<figure> same_gpu =
       same_gpu_ping_pong_us(world, command_line, sizes, bytes_arrived, same_gpu_batch_per_message);
@@ -380,6 +390,22 @@ int main(int argc, char** argv) {
                                   launch_floor.median, same_gpu_batch_per_message[i].min,
                                   same_gpu_batch_per_message[i].max});
   }
+  table same_gpu_initiators{
+      "host-initiated dcuda_put_notify_on_stream against device-initiated dcuda_put_notify (2 "
+      "ranks of 512 threads in the persistent kernel), one way, same GPU",
+      "us",
+      "device-initiated",
+      "the same ping-pong between two ranks of one process, dcuda_put_notify + "
+      "dcuda_wait_notifications, same run",
+      2,
+      512,
+      0,
+      {}};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    same_gpu_initiators.rows.push_back({sizes[i], same_gpu[i].median,
+                                        same_gpu_device_initiated[i].median, same_gpu[i].min,
+                                        same_gpu[i].max});
+  }
   if (out) {
     out->print(results);
     out->print(switch_over);
@@ -387,17 +413,26 @@ int main(int argc, char** argv) {
     out->print(initiators);
     out->print(same_gpu_results);
     out->print(same_gpu_rate);
-    // The smallest size from which the host's calls are faster at this and every larger size.
-    std::size_t host_from = 0;
-    for (std::size_t i = sizes.size();
-         i-- > 0 && by_default[i].median < device_initiated[i].median;) {
-      host_from = sizes[i];
-    }
-    if (host_from == 0) {
-      std::printf("# device-initiated was as fast as host-initiated or faster at every size\n\n");
-    } else {
-      std::printf("# host-initiated overtook device-initiated from %zu bytes on\n\n", host_from);
-    }
+    out->print(same_gpu_initiators);
+    // Per path, the smallest size from which the host's calls are faster at this and every
+    // larger size.
+    const auto print_crossover = [&](const char* path, const std::vector<figure>& host,
+                                     const std::vector<figure>& device) {
+      std::size_t host_from = 0;
+      for (std::size_t i = sizes.size(); i-- > 0 && host[i].median < device[i].median;) {
+        host_from = sizes[i];
+      }
+      if (host_from == 0) {
+        std::printf(
+            "# %s: device-initiated was as fast as host-initiated or faster at every size\n\n",
+            path);
+      } else {
+        std::printf("# %s: host-initiated overtook device-initiated from %zu bytes on\n\n", path,
+                    host_from);
+      }
+    };
+    print_crossover("peer path", by_default, device_initiated);
+    print_crossover("same GPU", same_gpu, same_gpu_device_initiated);
     // The smallest size from which the copy engines are faster at this and every larger size.
     std::size_t copy_engines_from = 0;
     for (std::size_t i = sizes.size();

@@ -141,4 +141,25 @@ __device__ inline void run_two_process_ping_pong(dcuda_context_handle dcuda) {
   dcuda_gpu_finish(gst);
 }
 
+// The body of a benchmark kernel whose every process runs its own ping-pong between its first two
+// ranks, on its own GPU (the same-GPU path); `run->window` holds [send: size][receive: size] of
+// each of the two ranks, one after the other, and each process's first rank times it.
+__device__ inline void run_same_gpu_ping_pong(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  two_process_latency_run* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  int world_rank = 0;
+  int device_rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &world_rank);
+  dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &device_rank);
+  const bool pinging = device_rank < 2;
+  const int peer = device_rank == 0 ? world_rank + 1 : world_rank - 1;
+  unsigned char* window = pinging ? run->window + device_rank * 2 * run->size : nullptr;
+  run_notified_ping_pong(gst, ping_pong_role{pinging, device_rank == 0, peer}, run->op, run->size,
+                         window, world_rank, run->warmup, run->round_trips, run->repetition_ns,
+                         &run->mismatches);
+  dcuda_gpu_finish(gst);
+}
+
 }  // namespace dcuda_bench

@@ -180,3 +180,25 @@ DCUDA_TEST(a_ranks_put_into_a_host_window_finds_the_target_buffer_and_counters_o
   DCUDA_CHECK(find(handle, 2, 0, 0, 1).fault == host_put_fault::none);
   DCUDA_CHECK(find(handle, 2, 0, 1, 1).fault == host_put_fault::range_outside);
 }
+
+DCUDA_TEST(a_host_window_is_live_where_its_process_column_holds_its_generation) {
+  using dcuda::protocol::host_window_entry;
+  using dcuda::protocol::host_window_live;
+  constexpr int processes = 2;
+  std::vector<host_window_entry> windows(dcuda::protocol::host_window_slots * processes,
+                                         host_window_entry{});
+  const int slot = dcuda::protocol::host_window_first_slot + 7;
+  const int handle = dcuda::protocol::encode_window(slot, 2);
+  windows[dcuda::protocol::host_window_index(handle, 1, processes)] = {0x4000, 16, 2, 0};
+  DCUDA_CHECK(host_window_live(windows.data(), handle, 1, processes));
+  // Not created in process 0's column, freed and taken again (generation 3), a device window's
+  // handle, generation 0 over a free slot (whose generation is 0 too), no host windows.
+  DCUDA_CHECK(!host_window_live(windows.data(), handle, 0, processes));
+  DCUDA_CHECK(
+      !host_window_live(windows.data(), dcuda::protocol::encode_window(slot, 3), 1, processes));
+  DCUDA_CHECK(
+      !host_window_live(windows.data(), dcuda::protocol::encode_window(7, 2), 1, processes));
+  DCUDA_CHECK(
+      !host_window_live(windows.data(), dcuda::protocol::encode_window(slot + 1, 0), 1, processes));
+  DCUDA_CHECK(!host_window_live(nullptr, handle, 1, processes));
+}

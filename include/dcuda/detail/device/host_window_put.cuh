@@ -85,11 +85,7 @@ __device__ __noinline__ inline void check_flushed_host_window(const dcuda_state&
   if (!protocol::is_host_window_handle(win)) {
     fail(ctx, gst.world_rank, protocol::call::win_flush, protocol::error_code::bad_window, win);
   }
-  const bool live =
-      ctx->host_windows != nullptr &&
-      ctx->host_windows[protocol::host_window_index(win, ctx->process_index, ctx->process_count)]
-              .generation == protocol::window_generation(win);
-  if (!live) {
+  if (!protocol::host_window_live(ctx->host_windows, win, ctx->process_index, ctx->process_count)) {
     fail(ctx, gst.world_rank, protocol::call::win_flush, protocol::error_code::bad_host_window,
          win);
   }

@@ -64,6 +64,16 @@ struct host_put_target {
   std::int32_t process;
 };
 
+// Whether host window `handle` is live in `process`'s column of the ranks' view: a host window's
+// handle, of a generation the view holds for that process (created before the run, not freed).
+// `windows` is null when the context has no host window.
+DCUDA_HD inline bool host_window_live(const host_window_entry* windows, int handle, int process,
+                                      int process_count) {
+  return windows != nullptr && is_host_window_handle(handle) && window_generation(handle) != 0 &&
+         windows[host_window_index(handle, process, process_count)].generation ==
+             window_generation(handle);
+}
+
 // Checks a put of `size` bytes at `offset` into host window `handle` of world rank `rank`, with a
 // notification of `tag` when `notify`. `windows` and `targets` are the two tables (null when the
 // context has no host window).
@@ -84,11 +94,11 @@ DCUDA_HD inline host_put_target find_host_put_target(const host_window_entry* wi
   }
   const host_rank_target target = targets[rank];
   result.process = target.process;
-  const host_window_entry entry = windows[host_window_index(handle, target.process, process_count)];
-  if (entry.generation != window_generation(handle)) {
+  if (!host_window_live(windows, handle, target.process, process_count)) {
     result.fault = host_put_fault::bad_window;
     return result;
   }
+  const host_window_entry entry = windows[host_window_index(handle, target.process, process_count)];
   if (target.counters == nullptr) {
     result.fault = host_put_fault::unreachable;
     return result;
