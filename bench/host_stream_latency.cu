@@ -39,6 +39,7 @@
 #include "common/device_payload.h"
 #include "common/message_sizes.h"
 #include "common/notified_ping_pong.cuh"
+#include "common/ranks_ping_pong.cuh"
 #include "common/mpi_world.h"
 #include "common/stream_ping_pong.h"
 #include "dcuda/device.cuh"
@@ -77,37 +78,14 @@ __global__ void __launch_bounds__(device_threads, 1)
 
 // The same ping-pong initiated by the ranks (dcuda_put_notify, dcuda_wait_notifications in the
 // persistent kernel), one way at every size, in a context of its own; `same_gpu`: between the two
-// ranks of each process instead (2 per GPU). `bytes_arrived` turns false where a payload did not
-// arrive intact.
+// ranks of each process instead (2 per GPU).
 std::vector<figure> device_ping_pong_us(const mpi_world& world, const options& command_line,
                                         const std::vector<std::size_t>& sizes, bool& bytes_arrived,
                                         bool same_gpu = false) {
-  std::vector<figure> one_way;
-  int mismatches = 0;
-  {
-    dcuda_session session(
-        command_line, same_gpu ? device_same_gpu_ping_pong_kernel : device_ping_pong_kernel,
-        device_threads, {same_gpu ? "--dcuda-ranks-per-device=2" : "--dcuda-ranks-per-device=1"});
-    const device_bytes window((same_gpu ? 4 : 2) * largest_message);
-    for (const std::size_t size : sizes) {
-      two_process_latency_run run{};
-      run.op = operation::put_notify;
-      run.size = static_cast<int>(size);
-      run.round_trips = peer_round_trips_for(size);
-      run.warmup = warmup_for(run.round_trips);
-      run.window = window.get<unsigned char>();
-      BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, window.size()));
-      BENCH_CUDA_CHECK(cudaDeviceSynchronize());
-      session.run(run);
-      mismatches += run.mismatches;
-      const one_way_figure figure_us = one_way_us(run.repetition_ns, run.round_trips);
-      one_way.push_back({figure_us.median_us, figure_us.min_us, figure_us.max_us});
-    }
-  }
-  // Process 0's timings, on every process (no MPI while the context lived).
-  for (figure& f : one_way) f = world.from_process0(f);
-  bytes_arrived = bytes_arrived && mismatches == 0;
-  return one_way;
+  return ranks_ping_pong_us(
+      world, command_line, same_gpu ? device_same_gpu_ping_pong_kernel : device_ping_pong_kernel,
+      device_threads, {same_gpu ? "--dcuda-ranks-per-device=2" : "--dcuda-ranks-per-device=1"},
+      (same_gpu ? 4 : 2) * largest_message, sizes, bytes_arrived);
 }
 
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its

@@ -45,12 +45,17 @@ inline void check_mpi(int status, const char* call, const char* benchmark) {
 // so that it outlives every dcuda session.
 class mpi_world {
  public:
-  mpi_world(int* argc, char*** argv, const char* benchmark) : benchmark_(benchmark) {
+  // `thread_level`: what the benchmark needs; MPI_THREAD_MULTIPLE where stream-ordered operations
+  // go through the network (a thread of dcuda calls MPI beside the program's). The others ask
+  // for no more than dcuda needs, so that MPI's own figures carry no cost of thread safety.
+  mpi_world(int* argc, char*** argv, const char* benchmark,
+            int thread_level = MPI_THREAD_SERIALIZED)
+      : benchmark_(benchmark) {
     int provided = MPI_THREAD_SINGLE;
-    check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
-    if (provided < MPI_THREAD_SERIALIZED) {
-      fail_job(benchmark, "MPI gives thread level " + std::to_string(provided) +
-                              "; dcuda needs MPI_THREAD_SERIALIZED");
+    check(MPI_Init_thread(argc, argv, thread_level, &provided), "MPI_Init_thread");
+    if (provided < thread_level) {
+      fail_job(benchmark, "MPI gives thread level " + std::to_string(provided) + "; " + benchmark +
+                              " needs " + std::to_string(thread_level));
     }
     check(MPI_Comm_rank(MPI_COMM_WORLD, &process_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &processes_), "MPI_Comm_size");
@@ -194,9 +199,9 @@ inline bool skip_without_a_gpu_per_process(const mpi_world& world) {
   return skip_for(world, gpu_shortage(world, world.processes()));
 }
 
-// Fails the job unless every process drives a GPU of its own (collective; after the GPU is
-// selected). Compares the GPUs' UUIDs, which do not depend on CUDA_VISIBLE_DEVICES.
-inline void require_distinct_gpus(const mpi_world& world) {
+// Whether every process drives a GPU of its own (collective; after the GPU is selected). Compares
+// the GPUs' UUIDs, which do not depend on CUDA_VISIBLE_DEVICES.
+inline bool gpus_distinct(const mpi_world& world, std::size_t* gpus = nullptr) {
   int device = 0;
   cudaDeviceProp properties{};
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -212,12 +217,19 @@ inline void require_distinct_gpus(const mpi_world& world) {
   for (int p = 0; p < world.processes(); ++p) {
     distinct.emplace(uuids.data() + uuid_bytes * static_cast<std::size_t>(p), uuid_bytes);
   }
-  if (distinct.size() != static_cast<std::size_t>(world.processes())) {
-    fail_job(world.benchmark(), std::to_string(world.processes()) + " processes run on " +
-                                    std::to_string(distinct.size()) +
-                                    " GPU(s); each needs its own (do not set DCUDA_DEVICE / "
-                                    "--dcuda-device to one value for several)");
-  }
+  if (gpus != nullptr) *gpus = distinct.size();
+  return distinct.size() == static_cast<std::size_t>(world.processes());
+}
+
+// Fails the job unless every process drives a GPU of its own (collective; after the GPU is
+// selected).
+inline void require_distinct_gpus(const mpi_world& world) {
+  std::size_t gpus = 0;
+  if (gpus_distinct(world, &gpus)) return;
+  fail_job(world.benchmark(), std::to_string(world.processes()) + " processes run on " +
+                                  std::to_string(gpus) +
+                                  " GPU(s); each needs its own (do not set DCUDA_DEVICE / "
+                                  "--dcuda-device to one value for several)");
 }
 
 }  // namespace dcuda_bench

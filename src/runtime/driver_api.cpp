@@ -77,4 +77,12 @@ void wait_on_stream_until_reached(cudaStream_t stream, const std::uint32_t* word
                "cuStreamWaitValue32");
 }
 
+void write_on_stream(cudaStream_t stream, std::uint32_t* word, std::uint32_t value) {
+  using write_value = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  static const auto write = driver_function<write_value>("cuStreamWriteValue32");
+  check_driver(write(stream, reinterpret_cast<CUdeviceptr>(word), value,
+                     static_cast<unsigned>(CU_STREAM_WRITE_VALUE_DEFAULT)),
+               "cuStreamWriteValue32");
+}
+
 }  // namespace dcuda::runtime

@@ -37,4 +37,9 @@ std::optional<std::uint64_t> allocation_id(const void* pointer);
 void wait_on_stream_until_reached(cudaStream_t stream, const std::uint32_t* word,
                                   std::uint32_t value, bool flush_remote_writes);
 
+// Writes `value` to the 32-bit word at `word` (device memory, or page-locked host memory mapped
+// into the device) once the work queued before it on `stream` has completed; its writes are
+// visible before the word is (the default memory barrier). cuStreamWriteValue32.
+void write_on_stream(cudaStream_t stream, std::uint32_t* word, std::uint32_t value);
+
 }  // namespace dcuda::runtime

@@ -96,7 +96,7 @@ stream_operations& dcuda_host_context::collective_stream_operations() {
   wait_for_run();
   if (!stream_operations_) {
     stream_operations_.emplace(paths_, counts_.ranks, placement_.device, settings_.wait_timeout_s,
-                               settings_.stream_copy_engine_from);
+                               settings_.stream_copy_engine_from, settings_.network_chunk_bytes);
   }
   return *stream_operations_;
 }

@@ -67,15 +67,14 @@ void check_window_target(const char* call, int handle, const host_window& window
                          int process, bool reachable, std::size_t offset, std::size_t size) {
   const auto p = static_cast<std::size_t>(process);
   if (!reachable) {
-    refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+    refuse(DCUDA_ERROR_INVALID_STATE, call,
            "target rank " + std::to_string(rank) + " (process " + std::to_string(process) +
-               ") is reached through the network; stream-ordered operations reach this process "
-               "and the processes of its node on the peer path only in this version");
+               ") is reached neither by the peer path nor through the network");
   }
+  // A process that exposed bytes has a buffer; whether it is mapped here (peer path) or reached
+  // through the network, the sizes every process agreed on are what is checked.
   const std::uint64_t window_size = window.sizes[p];
-  if (offset <= window_size && size <= window_size - offset && (size == 0 || window.bases[p])) {
-    return;
-  }
+  if (offset <= window_size && size <= window_size - offset) return;
   std::ostringstream text;
   text << "bytes [" << offset << ", " << offset << " + " << size << ") are outside window "
        << handle << " of target rank " << rank << " (process " << process << " exposed "

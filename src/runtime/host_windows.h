@@ -20,7 +20,7 @@ namespace dcuda::runtime {
 
 struct host_window {
   // Per process: its buffer as mapped in this process (this process's own pointer for itself;
-  // null where it exposed nothing or is not reached by the peer path), and its size in bytes.
+  // null where it exposed nothing or is reached through the network), and its size in bytes.
   std::vector<char*> bases;
   std::vector<std::uint64_t> sizes;
 };
@@ -48,8 +48,8 @@ class host_window_table {
 // Checks a host-initiated operation's target rank: 0..world_size-1.
 void check_target_rank(const char* call, int rank, int world_size);
 // Checks that the window of `rank`'s process (`process`) holds [offset, offset + size), and that
-// this process reaches it without the network (`reachable`). Errors name `call`, the rank and
-// the bad value.
+// this process reaches it (`reachable`: mapped by the peer path, or carried through the network).
+// Errors name `call`, the rank and the bad value.
 void check_window_target(const char* call, int handle, const host_window& window, int rank,
                          int process, bool reachable, std::size_t offset, std::size_t size);
 

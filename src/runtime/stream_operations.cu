@@ -109,7 +109,8 @@ std::uint32_t wait_thresholds::consume(int local_rank, int tag, int count) {
 
 stream_operations::stream_operations(const process_paths& paths,
                                      const bootstrap::rank_layout& ranks, int device,
-                                     double wait_timeout_s, std::size_t copy_engine_from)
+                                     double wait_timeout_s, std::size_t copy_engine_from,
+                                     std::size_t network_chunk)
     : paths_(paths),
       ranks_(ranks),
       device_(device),
@@ -173,6 +174,15 @@ stream_operations::stream_operations(const process_paths& paths,
   DCUDA_CUDA_CHECK(cudaMemcpy(target_view_.get(), targets.data(),
                               targets.size() * sizeof(protocol::host_rank_target),
                               cudaMemcpyHostToDevice));
+  if (words.size() != static_cast<std::size_t>(paths.process_count())) {
+    network_.emplace(
+        paths, ranks, device, network_chunk, wait_timeout_s, flush_remote_writes_, watch_,
+        [this](int rank, int tag) { return counter_of(rank, tag); },
+        [](std::uint32_t* counter, cudaStream_t stream) {
+          count_notification<<<1, 1, 0, stream>>>(counter);
+          DCUDA_CUDA_CHECK(cudaGetLastError());
+        });
+  }
 }
 
 stream_operations::~stream_operations() {
@@ -248,6 +258,8 @@ int stream_operations::create_window(const char* call, void* base, std::size_t s
   }
   const int handle = windows_.add(call, std::move(window));
   publish_to_ranks(handle, &windows_.find(call, handle));
+  if (network_)
+    network_->expose_window(handle, size > 0 ? static_cast<char*>(base) : nullptr, size);
   return handle;
 }
 
@@ -273,10 +285,13 @@ void stream_operations::publish_to_ranks(int handle, const host_window* window) 
 void stream_operations::free_window(const char* call, int handle) {
   windows_.find(call, handle);
   agree(call, free_call, handle, true);
-  // Every put into the window queued on this GPU has landed, and after the barrier every other
-  // process's too: no copy of a stream-ordered put can reach the memory after this returns.
+  // Every put into the window queued on this GPU has landed (those through the network once their
+  // targets acknowledge them), and after the barrier every other process's too: no copy of a
+  // stream-ordered put can reach the memory after this returns.
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
+  if (network_) network_->wait_until_acknowledged(call);
   if (paths_.process_count() > 1) DCUDA_MPI_CHECK(MPI_Barrier(paths_.world));
+  if (network_) network_->forget_window(handle);
   windows_.remove(call, handle);
   publish_to_ranks(handle, nullptr);
 }
@@ -344,15 +359,19 @@ void stream_operations::put(const char* call, int handle, int rank, std::size_t 
                             cudaStream_t stream) {
   const host_window& window = windows_.find(call, handle);
   const int process = target_process(call, rank);
-  check_window_target(call, handle, window, rank, process,
-                      process_counters_[static_cast<std::size_t>(process)] != nullptr, offset,
-                      size);
+  const bool by_network = process_counters_[static_cast<std::size_t>(process)] == nullptr;
+  check_window_target(call, handle, window, rank, process, !by_network || network_.has_value(),
+                      offset, size);
   if (tag) check_stream_tag(call, rank, *tag);
   if (size > 0 && source == nullptr) {
     refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
            "source is NULL for " + std::to_string(size) + " bytes to rank " + std::to_string(rank));
   }
   check_stream(call, stream);
+  if (by_network) {
+    network_->put(call, rank, process, handle, offset, size, source, tag.value_or(-1), stream);
+    return;
+  }
   char* destination = window.bases[static_cast<std::size_t>(process)] + offset;
   const bool aligned_alike =
       (reinterpret_cast<std::uintptr_t>(destination) - reinterpret_cast<std::uintptr_t>(source)) %
@@ -389,8 +408,9 @@ void stream_operations::notify(const char* call, int handle, int rank, int tag,
 void stream_operations::flush(const char* call, int handle, cudaStream_t stream) {
   windows_.find(call, handle);
   // A put is complete when its copy is, and the stream runs its later work after that: stream
-  // order is the flush on these paths.
+  // order is the flush on the peer path. Through the network the targets acknowledge them.
   check_stream(call, stream);
+  if (network_) network_->flush(call, stream);
 }
 
 void stream_operations::wait(const char* call, int rank, int tag, int count, cudaStream_t stream) {
@@ -422,12 +442,11 @@ void stream_operations::wait(const char* call, int rank, int tag, int count, cud
 
 void stream_operations::barrier(const char* call, cudaStream_t stream) {
   const auto processes = static_cast<std::uint32_t>(paths_.process_count());
-  if (barrier_words_.size() != processes) {
-    refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
-           "some processes are reached through the network; dcuda_barrier_on_stream needs every "
-           "process on the peer path in this version");
-  }
   check_stream(call, stream);
+  if (network_) {
+    network_->barrier(call, stream);
+    return;
+  }
   ++barriers_;
   count_barrier_arrival<<<1, processes, 0, stream>>>(barrier_words_.get());
   DCUDA_CUDA_CHECK(cudaGetLastError());

@@ -18,6 +18,8 @@
 //                  in 32-bit wraparound);
 //   barrier        one kernel that adds 1 to every process's barrier word, then a wait until this
 //                  process's word counts every process's arrival at this barrier.
+// Where some process is reached through the network, the operations to it, and every barrier, go
+// through that path's thread instead (runtime/stream_network.h).
 // So the GPU itself keeps stream order and lets every stream go on as soon as it can: operations
 // complete in the order their streams reach them, whatever order the host issued them in.
 //
@@ -40,6 +42,7 @@
 #include "runtime/host_windows.h"
 #include "runtime/peer_memory.h"
 #include "runtime/process_paths.h"
+#include "runtime/stream_network.h"
 #include "runtime/stream_wait_watch.h"
 
 namespace dcuda::runtime {
@@ -70,9 +73,10 @@ class stream_operations {
 
   // Collective over paths.world (every process's first collective host-window call): allocates
   // this GPU's counters and maps those of the peers. `wait_timeout_s`: the watchdog's timeout
-  // (0: off); `copy_engine_from`: the size from which a put_notify takes the copy engines.
+  // (0: off); `copy_engine_from`: the size from which a put_notify takes the copy engines;
+  // `network_chunk`: the pieces of a put through the network (DCUDA_NETWORK_CHUNK).
   stream_operations(const process_paths& paths, const bootstrap::rank_layout& ranks, int device,
-                    double wait_timeout_s, std::size_t copy_engine_from);
+                    double wait_timeout_s, std::size_t copy_engine_from, std::size_t network_chunk);
   // Waits for the GPU's queued work first (the watchdog still watching the waits).
   ~stream_operations();
   stream_operations(const stream_operations&) = delete;
@@ -146,6 +150,9 @@ class stream_operations {
   std::size_t arrival_words_used_ = 0;                                    // of the last block
   std::unordered_map<unsigned long long, std::uint32_t*> arrival_words_;  // by stream id
   stream_wait_watch watch_;
+  // The operations to processes reached through the network, and the barriers, where there are
+  // such processes. Last: it ends first, while the counters it counts in still exist.
+  std::optional<stream_network> network_;
 };
 
 }  // namespace dcuda::runtime

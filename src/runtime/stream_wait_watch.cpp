@@ -89,7 +89,7 @@ void stream_wait_watch::report(const watched& stuck, double waited_s) {
   // hardware queue with the held stream, behind the wait: the report does not wait for the copy
   // more than a second.
   bool read = cudaMemcpyAsync(read_value_->host(), stuck.what.counter, sizeof(std::uint32_t),
-                              cudaMemcpyDeviceToHost, reads_->get()) == cudaSuccess;
+                              cudaMemcpyDefault, reads_->get()) == cudaSuccess;
   const auto asked = std::chrono::steady_clock::now();
   while (read && cudaStreamQuery(reads_->get()) == cudaErrorNotReady) {
     if (std::chrono::steady_clock::now() - asked > std::chrono::seconds(1)) read = false;

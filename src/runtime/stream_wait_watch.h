@@ -29,7 +29,7 @@ class stream_wait_watch {
     std::string waiting_for;                 // "3 notification(s) of tag 7 at rank 2"
     std::string missing;                     // what has not come: "a put_notify or notify ..."
     std::uint32_t needed = 0;                // the counter value the stream waits for
-    const std::uint32_t* counter = nullptr;  // device memory of this GPU
+    const std::uint32_t* counter = nullptr;  // this GPU's memory, or mapped host memory
   };
 
   // `timeout_s` 0: no watch (the waits are not recorded). `device`: the GPU of the waits.

@@ -85,7 +85,15 @@ DCUDA_TEST(stream_operation_targets_are_checked_against_the_target_processes_win
                }).empty());
   const std::string network = error_of(
       [&] { check_window_target("dcuda_notify_on_stream", 7, window, 9, 1, false, 0, 0); });
-  DCUDA_CHECK(contains(network, "target rank 9 (process 1) is reached through the network"));
+  DCUDA_CHECK(contains(
+      network,
+      "target rank 9 (process 1) is reached neither by the peer path nor through the network"));
+  // A process reached through the network is not mapped here: its agreed size is what counts.
+  const host_window remote{{two_processes(64, 32).bases[0], nullptr}, {64, 32}};
+  DCUDA_CHECK(error_of([&] { check_window_target("put", 7, remote, 5, 1, true, 0, 32); }).empty());
+  DCUDA_CHECK(contains(error_of([&] { check_window_target("put", 7, remote, 5, 1, true, 31, 2); }),
+                       "bytes [31, 31 + 2) are outside window 7 of target rank 5 (process 1 "
+                       "exposed 32 bytes)"));
   // A process that exposed nothing takes no bytes, but a notification without data.
   const host_window empty = two_processes(64, 0);
   DCUDA_CHECK(error_of([&] { check_window_target("notify", 7, empty, 5, 1, true, 0, 0); }).empty());

@@ -1,7 +1,7 @@
 // Tests that run in every process of an mpirun: each case is called by all processes. Process 0
-// prints one line per case and the summary "N passed, N failed". A case that fails on some
-// process prints why and aborts the whole job (MPI_Abort): the other processes may be waiting in
-// a collective call of the case that the failed process will never make, so carrying on would
+// prints one line per case and the summary "N passed, N failed, N skipped". A case that fails on
+// some process prints why and aborts the whole job (MPI_Abort): the other processes may be waiting
+// in a collective call of the case that the failed process will never make, so carrying on would
 // hang instead of failing.
 #pragma once
 
@@ -28,12 +28,20 @@ inline int process_count() {
   return count;
 }
 
-// Runs the cases registered with DCUDA_TEST collectively.
+// Runs the cases registered with DCUDA_TEST collectively. A case skips (dcuda_test::skip) in
+// every process alike: it decides from what every process sees the same way.
 inline int run_collectively() {
   int passed = 0;
+  int skipped = 0;
   for (const auto& test : dcuda_test::registry()) {
     try {
       test.body();
+    } catch (const dcuda_test::skip& reason) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (process_index() == 0) std::printf("SKIP %s: %s\n", test.name, reason.reason.c_str());
+      std::fflush(stdout);
+      ++skipped;
+      continue;
     } catch (const std::exception& e) {
       std::printf("FAIL %s on process %d: %s\n", test.name, process_index(), e.what());
       std::printf("%d processes: %d passed, 1 failed\n", process_count(), passed);
@@ -45,8 +53,10 @@ inline int run_collectively() {
     std::fflush(stdout);
     ++passed;
   }
-  if (process_index() == 0)
-    std::printf("%d processes: %d passed, 0 failed\n", process_count(), passed);
+  if (process_index() == 0) {
+    std::printf("%d processes: %d passed, 0 failed, %d skipped\n", process_count(), passed,
+                skipped);
+  }
   return 0;
 }
 

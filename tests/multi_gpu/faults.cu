@@ -15,8 +15,9 @@
 //                         allocation (peer path: the exporting host refuses it; network path:
 //                         the host whose delivery agent would write into it)
 // and, without a kernel, for the stream-ordered operations of dcuda/host_stream.h:
-//   stream_put_through_network  process 0 puts on its stream to the last rank, which the network
-//                         path reaches (DCUDA_FORCE_NETWORK=1): refused, not yet carried there
+//   stream_put_through_network  process 0 puts on its stream past the end of the last rank's
+//                         window, which the network path reaches (DCUDA_FORCE_NETWORK=1): refused
+//                         by the sender
 //   mismatched_host_collective  process 0 frees a host window while the others create one
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -134,7 +135,9 @@ bool run_stream_scenario(const std::string& name, dcuda_host_context_handle cont
   dcuda_win win = DCUDA_WIN_NONE;
   dcuda_host_win_create(context, memory, 4096, &win);
   if (name == "stream_put_through_network") {
-    if (process == 0) dcuda_put_on_stream(context, win, info.rank_count - 1, 0, 8, memory, nullptr);
+    if (process == 0) {
+      dcuda_put_on_stream(context, win, info.rank_count - 1, 4092, 8, memory, nullptr);
+    }
   } else if (process == 0) {
     dcuda_host_win_free(context, win);
   } else {

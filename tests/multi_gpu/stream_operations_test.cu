@@ -1,11 +1,13 @@
 // Host windows and stream-ordered operations (dcuda/host_stream.h) across the processes of a
-// node, one GPU each (or sharing GPUs, DCUDA_TEST_SHARE_GPUS=1): every process puts to every
-// other on its stream, each byte checked where it lands by a kernel of the target's stream after
-// its wait; ranks put into other processes' host windows for their streams to wait on; the stream
-// barrier orders plain puts.
+// node, one GPU each (or sharing GPUs, DCUDA_TEST_SHARE_GPUS=1), on the peer path and with the
+// network path forced (DCUDA_FORCE_NETWORK=1): every process puts to every other on its stream,
+// each byte checked where it lands by a kernel of the target's stream after its wait; a put whose
+// stream is ready goes while another stream is held; ranks put into other processes' host windows
+// for their streams to wait on (peer path); the stream barrier orders plain puts.
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "dcuda/host_stream.h"
 #include "gpu_harness.h"
 #include "mpi_test_main.h"
+#include "stream_gate.cuh"
 
 namespace {
 
@@ -268,6 +271,12 @@ __global__ void rank_put_kernel(dcuda_context_handle ctx) {
 
 DCUDA_TEST(a_stream_wait_counts_the_put_notify_of_ranks_of_every_process) {
   gpu_test::require_gpu();
+  const char* force_network = std::getenv("DCUDA_FORCE_NETWORK");
+  if (force_network != nullptr && std::string(force_network) == "1") {
+    throw dcuda_test::skip{
+        "ranks put into the host windows of the processes they reach by the "
+        "peer path only, and this job forces the network"};
+  }
   constexpr std::uint64_t chunk = std::uint64_t{1} << 16;
   const int me = process_index();
   const int processes = process_count();
@@ -342,4 +351,58 @@ DCUDA_TEST(the_stream_barrier_orders_plain_puts_between_processes) {
     dcuda_barrier_on_stream(job.context, job.stream);  // every check is done before the next put
   }
   DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
+}
+
+namespace {
+
+__global__ void gate_kernel(const int* gate) {
+  gpu_test::wait_at_gate(gate);
+}
+
+}  // namespace
+
+DCUDA_TEST(a_ready_stream_put_goes_while_another_stream_of_the_process_is_held) {
+  gpu_test::require_gpu();
+  constexpr std::uint64_t chunk = std::uint64_t{1} << 18;  // a quarter of the network chunk
+  stream_job job(chunk);
+  const int me = process_index();
+  const int processes = process_count();
+  const int next = (me + 1) % processes;
+  const int previous = (me + processes - 1) % processes;
+  constexpr int held_tag = 8;
+  constexpr int free_tag = 9;
+  unsigned char* second_source = nullptr;
+  GPU_CHECK(cudaMalloc(&second_source, chunk));
+  cudaFuncAttributes loaded{};  // before any stream waits (lazy loading, docs/api.md)
+  GPU_CHECK(cudaFuncGetAttributes(&loaded, gate_kernel));
+  gpu_test::mapped_gate gate;
+  gpu_test::stream_holder held;
+  gpu_test::stream_holder check;
+  // Stream `held`: a kernel that waits for the host, then a put_notify into the first chunk of
+  // the next process's window. Stream `job.stream`: a put_notify into its second chunk at once.
+  fill_kernel<<<64, 256, 0, held.stream>>>(job.source, chunk, me, 0);
+  gate_kernel<<<1, 1, 0, held.stream>>>(gate.device);
+  dcuda_put_notify_on_stream(job.context, job.win, job.rank_starts[next] + 1, 0, chunk, job.source,
+                             held_tag, held.stream);
+  fill_kernel<<<64, 256, 0, job.stream>>>(second_source, chunk, me, 1);
+  dcuda_put_notify_on_stream(job.context, job.win, job.rank_starts[next] + 1, chunk, chunk,
+                             second_source, free_tag, job.stream);
+  // The previous process's free put arrives while its held stream (and this one's) still waits.
+  dcuda_wait_notifications_on_stream(job.context, job.info.rank_start + 1, free_tag, 1,
+                                     check.stream);
+  count_wrong_kernel<<<64, 256, 0, check.stream>>>(job.window + chunk, chunk, previous, 1,
+                                                   job.wrong);
+  GPU_CHECK(cudaStreamSynchronize(check.stream));
+  // Had the free put waited behind the held one, the gate would have timed out by now.
+  DCUDA_CHECK_EQ(cudaStreamQuery(held.stream), cudaErrorNotReady);
+  MPI_Barrier(MPI_COMM_WORLD);
+  gate.open();
+  dcuda_wait_notifications_on_stream(job.context, job.info.rank_start + 1, held_tag, 1,
+                                     check.stream);
+  count_wrong_kernel<<<64, 256, 0, check.stream>>>(job.window, chunk, previous, 0, job.wrong);
+  GPU_CHECK(cudaStreamSynchronize(check.stream));
+  GPU_CHECK(cudaStreamSynchronize(held.stream));
+  DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  cudaFree(second_source);
 }
