@@ -303,6 +303,31 @@ double predict_stream_waits(const parameters& model, dcuda_model_path path, int 
   return static_cast<double>(count) * concurrent_at(fit.concurrent, streams).wait_us;
 }
 
+namespace {
+
+// The predicted time of a put of `message` bytes over the network path cut into pieces of `chunk`
+// bytes, as the delivery agent cuts it (network_proxy.cpp: each piece is the chunk or what
+// remains, whichever is less): the first piece a single message, each further one its pipelined
+// time. A message no larger than the chunk is one piece of its own size, T(m), not a whole chunk
+// T(c). The last piece of a longer message is likewise only what remains, and the pipeline passes
+// it in the time of its own size, t(m - (pieces - 1) c), so it is priced at that size too: a whole
+// chunk's t(c) would charge a chunk that does not divide the message for bytes it never sends. (The
+// sizes best_network_chunk scores are powers of two, so there the last piece is a whole chunk.)
+double chunked_time(const parameters& model, std::size_t message, std::size_t chunk) {
+  const auto single = [&](std::size_t bytes) {
+    return predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE, bytes, 1);
+  };
+  const auto further = [&](std::size_t bytes) {
+    return predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE, bytes, 2) - single(bytes);
+  };
+  if (message <= chunk) return single(message);
+  const std::size_t pieces = (message + chunk - 1) / chunk;
+  const std::size_t last = message - (pieces - 1) * chunk;
+  return single(chunk) + static_cast<double>(pieces - 2) * further(chunk) + further(last);
+}
+
+}  // namespace
+
 std::optional<std::size_t> best_network_chunk(const parameters& model, std::size_t lowest,
                                               std::size_t highest) {
   const path_fit& fit = model.at(DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE);
@@ -310,13 +335,10 @@ std::optional<std::size_t> best_network_chunk(const parameters& model, std::size
   std::optional<std::size_t> best;
   double least = 0;
   for (std::size_t chunk = lowest; chunk <= highest && chunk != 0; chunk *= 2) {
-    const double first = predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE, chunk, 1);
-    const double each = predict(model, DCUDA_MODEL_NETWORK, DCUDA_MODEL_DEVICE, chunk, 2) - first;
     double per_byte = 0;
     for (const std::size_t message : {std::size_t{1} << 20, std::size_t{4} << 20,
                                       std::size_t{16} << 20, std::size_t{64} << 20}) {
-      const std::size_t pieces = (message + chunk - 1) / chunk;
-      per_byte += (first + static_cast<double>(pieces - 1) * each) / static_cast<double>(message);
+      per_byte += chunked_time(model, message, chunk) / static_cast<double>(message);
     }
     if (!best || per_byte < least) {
       best = chunk;

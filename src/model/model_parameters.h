@@ -88,9 +88,10 @@ double predict_streams(const parameters& model, dcuda_model_path path,
 // The pipeline stage of the network path (DCUDA_NETWORK_CHUNK=model) the model predicts moves
 // large messages fastest: of the powers of two from `lowest` to `highest`, the one whose sum over
 // messages of 1, 4, 16 and 64 MiB of the predicted time per byte is least, where a message of m
-// bytes travels as ceil(m / c) pieces of c bytes, the first a single message of c bytes and each
-// further piece the pipelined time of c bytes (the device initiator's network fits: what a rank's
-// put there costs). Empty where the model has no single-message and pipelined network fit.
+// bytes travels as ceil(m / c) pieces of c bytes, the last only what remains: a message no larger
+// than c is a single message of m bytes, T(m); a larger one T(c) for the first piece and the
+// pipelined time t of each further piece's size (the device initiator's network fits: what a
+// rank's put there costs). Empty where the model has no single-message and pipelined network fit.
 std::optional<std::size_t> best_network_chunk(const parameters& model, std::size_t lowest,
                                               std::size_t highest);
 

@@ -241,9 +241,9 @@ DCUDA_TEST(malformed_concurrent_fits_are_refused_with_their_line) {
 
 DCUDA_TEST(the_network_chunk_the_model_chooses_moves_large_messages_fastest) {
   using dcuda::model::best_network_chunk;
-  // The network fits of 2 x H200 (bench/results/h200x2/model.txt): 512 KiB and 1 MiB are close,
-  // 1 MiB the least; pieces of 64 KiB pay the per-message overhead 16 times as often, pieces of
-  // 16 MiB leave nothing to overlap.
+  // The network fits of 2 x H200 (bench/results/h200x2/model.txt): 1 MiB the least, 2 MiB within
+  // 0.11% and 512 KiB within 1%; pieces of 64 KiB pay the per-message overhead 16 times as often,
+  // pieces of 16 MiB leave nothing to overlap.
   const auto h200 = parse_model(
       "dcuda-model 1\n"
       "single network device from_bytes=0 L_us=0.512506 o_us=3.50793 S_us=1.40129 "
@@ -258,16 +258,42 @@ DCUDA_TEST(the_network_chunk_the_model_chooses_moves_large_messages_fastest) {
   DCUDA_CHECK_EQ(best_network_chunk(h200, 64 << 10, 16 << 20).value_or(0), std::size_t{1} << 20);
   // Within a narrower range the nearest bound wins.
   DCUDA_CHECK_EQ(best_network_chunk(h200, 2 << 20, 16 << 20).value_or(0), std::size_t{2} << 20);
-  // A per-message cost ten times as large makes larger pieces pay: 2 MiB.
+  // Chunks that do not divide the messages (3, 6 and 12 MiB): the last piece is priced at what
+  // remains, so 3 MiB wins, 6 MiB 5% behind; priced as a whole chunk, the last piece would make
+  // 6 MiB the least, 3 MiB 3% behind (a 4 MiB message as 3 MiB and 1 MiB, not two of 3 MiB).
+  DCUDA_CHECK_EQ(best_network_chunk(h200, 3 << 20, 16 << 20).value_or(0), std::size_t{3} << 20);
+  // A per-message cost ten times as large makes larger pieces pay: 2 MiB. By hand (us, m and c in
+  // bytes): T(m) = 201 + 0.0002 m, and a further piece t(c) = max(200, 0.0001 c), the gap up to
+  // c = 2,000,000. Pieces of 1 MiB or less pay 200 us for each piece after the first, at least
+  // 0.00019 us a byte. From 2 MiB on, a message of m >= c takes T(c) + (m / c - 1) 0.0001 c and
+  // one below the chunk T(m): 201 + 0.0001 (min(c, m) + m) either way, least at c = 2 MiB (a 4 MiB
+  // message: 830.1 us in two pieces of 2 MiB, 1039.9 in one of 4 MiB, 1010.7 in four of 1 MiB).
   const auto slow_start = parse_model(
       "dcuda-model 1\n"
-      "single network device from_bytes=0 L_us=1 o_us=200 S_us=0 O_ns_per_byte=0 "
+      "single network device from_bytes=0 L_us=1 o_us=200 S_us=0 O_ns_per_byte=0.1 "
       "G_ns_per_byte=0.1\n"
       "pipelined network device g_us=200 A_ns_per_byte=0 B=0 largest_bytes=4194304 "
       "G_ns_per_byte=0.1\n",
       "model.txt");
   DCUDA_CHECK_EQ(best_network_chunk(slow_start, 64 << 10, 16 << 20).value_or(0),
                  std::size_t{2} << 20);
+  // A message below the chunk travels as one piece of its own size. Here a single message is
+  // cheap, T(m) = 1 + 0.0001 m, and a further piece costs t(c) = 0.0001 c + 0.1 sqrt(c) (A = 100
+  // ns a byte times c^-0.5). A message of m bytes then takes 1 + 0.0001 m + 0.1 (m / sqrt(k) -
+  // sqrt(k)) with k = min(c, m), which falls as k grows: the largest chunk wins. Priced as a whole
+  // chunk, a 1 MiB message would cost T(16 MiB), nearly 16 times its own T(1 MiB), and 1 MiB would
+  // win.
+  const auto cheap_messages = parse_model(
+      "dcuda-model 1\n"
+      "single network device from_bytes=0 L_us=1 o_us=0 S_us=0 O_ns_per_byte=0 "
+      "G_ns_per_byte=0.1\n"
+      "pipelined network device g_us=1 A_ns_per_byte=100 B=-0.5 largest_bytes=67108864 "
+      "G_ns_per_byte=0.1\n",
+      "model.txt");
+  DCUDA_CHECK_EQ(best_network_chunk(cheap_messages, 64 << 10, 16 << 20).value_or(0),
+                 std::size_t{16} << 20);
+  DCUDA_CHECK_EQ(best_network_chunk(cheap_messages, 64 << 10, 4 << 20).value_or(0),
+                 std::size_t{4} << 20);
   // No network fit: nothing to choose from.
   DCUDA_CHECK(!best_network_chunk(parse_model(two_fits, "model.txt"), 64 << 10, 16 << 20));
 }
