@@ -74,9 +74,11 @@ bool parse_switch(const setting_name& name, const std::string& text) {
 }
 
 // A power of two of bytes from `lowest` to `highest` (the pinned staging hands out powers of two:
-// any other size would leave part of each buffer unused).
+// any other size would leave part of each buffer unused). `also_accepted`: the setting's other
+// values, which the caller has handled before, for the message ("" where there are none).
 std::size_t parse_power_of_two(const setting_name& name, const std::string& text,
-                               std::size_t lowest, std::size_t highest) {
+                               std::size_t lowest, std::size_t highest,
+                               const std::string& also_accepted) {
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(text.c_str(), &end, 10);
@@ -85,7 +87,7 @@ std::size_t parse_power_of_two(const setting_name& name, const std::string& text
       bytes < lowest || bytes > highest || (bytes & (bytes - 1)) != 0) {
     reject(name, text,
            "a power of two of bytes from " + std::to_string(lowest) + " to " +
-               std::to_string(highest));
+               std::to_string(highest) + (also_accepted.empty() ? "" : ", or " + also_accepted));
   }
   return bytes;
 }
@@ -258,7 +260,8 @@ settings read_settings(const std::vector<std::string>& arguments,
     result.network_chunk_by_model = *value == "model";
     if (!result.network_chunk_by_model) {
       result.network_chunk_bytes = parse_power_of_two(
-          network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest);
+          network_chunk, *value, settings::network_chunk_lowest, settings::network_chunk_highest,
+          "model (the performance model chooses it)");
     }
   }
   if (auto value = lookup(stream_copy_engine_from, arguments, environment)) {

@@ -116,6 +116,25 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
   }
 }
 
+// The network chunk's bad value says what it takes: a power of two in range, or model.
+DCUDA_TEST(bad_network_chunk_says_model_is_accepted) {
+  for (const std::string value : {"1000000", "32768", "1M", "Model"}) {
+    dcuda_error_code code{};
+    const std::string text = dcuda_test::error_of(
+        [&] {
+          runtime::read_settings({}, {{"DCUDA_NETWORK_CHUNK", value}});
+        },
+        &code);
+    DCUDA_CHECK_EQ(code, DCUDA_ERROR_SETTING);
+    DCUDA_CHECK(contains(text,
+                         "dcuda_host_init: setting DCUDA_NETWORK_CHUNK "
+                         "(--dcuda-network-chunk=...) has the bad value '" +
+                             value +
+                             "'; expected a power of two of bytes from 65536 to "
+                             "16777216, or model (the performance model chooses it)"));
+  }
+}
+
 DCUDA_TEST(cpu_timer_spans_first_start_to_last_stop) {
   runtime::cpu_timers timers(3);
   const auto t0 = runtime::cpu_timers::clock::now();
