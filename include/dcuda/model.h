@@ -40,7 +40,9 @@ double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiato
 // all queued when the first starts, is notified: T(m) as above, then each further message the
 // GPU's aggregate time per message from that many streams, g + m G (measured by
 // host_stream_concurrency, interpolated between the stream counts it measured). Without such a
-// fit, one stream is dcuda_model_predict and more streams an error.
+// fit, one stream is dcuda_model_predict and more streams an error. `streams` below 1, or above 1
+// with DCUDA_MODEL_DEVICE (a rank's puts are not issued from streams), is refused before any
+// model is loaded.
 double dcuda_model_predict_streams(dcuda_model_path path, dcuda_model_initiator initiator,
                                    size_t bytes, int count, int streams);
 

@@ -64,10 +64,11 @@ dcuda::model::parameters dcuda::model::process_parameters() {
 
 namespace {
 
-// The checks every prediction's arguments share, then `predict` with the process's model.
+// The checks every prediction's arguments share (and of `streams`, where the call has them), all
+// before the process's model is loaded, then `predict` with that model.
 template <typename Predict>
 double predicted(const char* call, dcuda_model_path path, dcuda_model_initiator initiator,
-                 int count, Predict&& predict) {
+                 int count, std::optional<int> streams, Predict&& predict) {
   return dcuda::runtime::guarded(call, [&] {
     if (path != DCUDA_MODEL_SAME_GPU && path != DCUDA_MODEL_PEER && path != DCUDA_MODEL_NETWORK) {
       throw error(DCUDA_ERROR_INVALID_ARGUMENT,
@@ -82,6 +83,7 @@ double predicted(const char* call, dcuda_model_path path, dcuda_model_initiator 
     if (count < 1) {
       throw error(DCUDA_ERROR_INVALID_ARGUMENT, "count " + std::to_string(count) + " is below 1");
     }
+    if (streams) dcuda::model::check_streams(initiator, *streams);
     return predict(dcuda::model::process_parameters());
   });
 }
@@ -90,7 +92,7 @@ double predicted(const char* call, dcuda_model_path path, dcuda_model_initiator 
 
 double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiator, size_t bytes,
                            int count) {
-  return predicted("dcuda_model_predict", path, initiator, count,
+  return predicted("dcuda_model_predict", path, initiator, count, std::nullopt,
                    [&](const dcuda::model::parameters& model) {
                      return dcuda::model::predict(model, path, initiator, bytes, count);
                    });
@@ -98,24 +100,16 @@ double dcuda_model_predict(dcuda_model_path path, dcuda_model_initiator initiato
 
 double dcuda_model_predict_streams(dcuda_model_path path, dcuda_model_initiator initiator,
                                    size_t bytes, int count, int streams) {
-  return predicted("dcuda_model_predict_streams", path, initiator, count,
+  return predicted("dcuda_model_predict_streams", path, initiator, count, streams,
                    [&](const dcuda::model::parameters& model) {
-                     if (streams < 1) {
-                       throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                                   "streams " + std::to_string(streams) + " is below 1");
-                     }
                      return dcuda::model::predict_streams(model, path, initiator, bytes, count,
                                                           streams);
                    });
 }
 
 double dcuda_model_predict_stream_waits(dcuda_model_path path, int count, int streams) {
-  return predicted("dcuda_model_predict_stream_waits", path, DCUDA_MODEL_HOST, count,
+  return predicted("dcuda_model_predict_stream_waits", path, DCUDA_MODEL_HOST, count, streams,
                    [&](const dcuda::model::parameters& model) {
-                     if (streams < 1) {
-                       throw error(DCUDA_ERROR_INVALID_ARGUMENT,
-                                   "streams " + std::to_string(streams) + " is below 1");
-                     }
                      return dcuda::model::predict_stream_waits(model, path, count, streams);
                    });
 }

@@ -283,8 +283,22 @@ concurrent_fit concurrent_at(const std::vector<concurrent_fit>& fits, int stream
 
 }  // namespace
 
+void check_streams(dcuda_model_initiator initiator, int streams) {
+  if (streams < 1) {
+    throw error(DCUDA_ERROR_INVALID_ARGUMENT, "streams " + std::to_string(streams) + " is below 1");
+  }
+  if (initiator == DCUDA_MODEL_DEVICE && streams > 1) {
+    throw error(DCUDA_ERROR_INVALID_ARGUMENT,
+                "streams " + std::to_string(streams) +
+                    " with the initiator DCUDA_MODEL_DEVICE: a rank issues its puts inside the "
+                    "kernel, not from streams (predict them with dcuda_model_predict, or pass "
+                    "streams 1)");
+  }
+}
+
 double predict_streams(const parameters& model, dcuda_model_path path,
                        dcuda_model_initiator initiator, std::size_t bytes, int count, int streams) {
+  check_streams(initiator, streams);
   const path_fit& fit = model.at(path, initiator);
   if (fit.concurrent.empty()) {
     if (streams == 1) return predict(model, path, initiator, bytes, count);
@@ -298,6 +312,7 @@ double predict_streams(const parameters& model, dcuda_model_path path,
 
 double predict_stream_waits(const parameters& model, dcuda_model_path path, int count,
                             int streams) {
+  check_streams(DCUDA_MODEL_HOST, streams);
   const path_fit& fit = model.at(path, DCUDA_MODEL_HOST);
   if (fit.concurrent.empty()) no_concurrent_fit(path, DCUDA_MODEL_HOST, streams);
   return static_cast<double>(count) * concurrent_at(fit.concurrent, streams).wait_us;

@@ -78,10 +78,17 @@ parameters parse_model(std::string_view text, const std::string& source);
 double predict(const parameters& model, dcuda_model_path path, dcuda_model_initiator initiator,
                std::size_t bytes, int count);
 
+// Refuses a count of streams no model predicts, before a model is needed: fewer than 1, or more
+// than 1 for the device initiator, whose puts a rank issues inside the kernel, not from streams.
+// runtime::error with DCUDA_ERROR_INVALID_ARGUMENT; the one place these refusals are worded
+// (predict_streams, predict_stream_waits and the calls of dcuda/model.h check with it).
+void check_streams(dcuda_model_initiator initiator, int streams);
+
 // The same for `count` puts spread over `streams` streams queued at once
 // (dcuda_model_predict_streams): T(m) + (count - 1) (g + m G), g and G interpolated in
 // log(streams) between the concurrent fits around `streams` (the nearest beyond the measured
 // counts); without concurrent fits, one stream is predict's pipelined time and more an error.
+// `streams` as check_streams takes it.
 double predict_streams(const parameters& model, dcuda_model_path path,
                        dcuda_model_initiator initiator, std::size_t bytes, int count, int streams);
 
@@ -97,7 +104,8 @@ std::optional<std::size_t> best_network_chunk(const parameters& model, std::size
 
 // The time the GPU spends passing `count` host stream waits whose notifications have arrived,
 // from `streams` streams (dcuda_model_predict_stream_waits): count w, w interpolated as
-// predict_streams's g; an error without concurrent fits of `path`'s host initiator.
+// predict_streams's g; an error without concurrent fits of `path`'s host initiator, and
+// `streams` as check_streams takes it.
 double predict_stream_waits(const parameters& model, dcuda_model_path path, int count, int streams);
 
 }  // namespace dcuda::model

@@ -23,6 +23,14 @@
 //         model-predict   dcuda_model_predict(peer, device, 8 B, 1) with no model loaded: the
 //                         file of DCUDA_MODEL_FILE, else DCUDA_ERROR_INVALID_STATE
 //         model-count-0   dcuda_model_predict with count 0: DCUDA_ERROR_INVALID_ARGUMENT
+//         model-streams-0 dcuda_model_predict_streams(peer, host, 8 B, 1, 0 streams):
+//                         DCUDA_ERROR_INVALID_ARGUMENT, before any model is loaded
+//         model-device-streams-4
+//                         dcuda_model_predict_streams(peer, device, 8 B, 1, 4 streams):
+//                         DCUDA_ERROR_INVALID_ARGUMENT, before any model is loaded
+//         model-waits-streams-0
+//                         dcuda_model_predict_stream_waits(peer, 1, 0 streams):
+//                         DCUDA_ERROR_INVALID_ARGUMENT, before any model is loaded
 //         model-load FILE dcuda_model_load(FILE), which must succeed, then a prediction of the
 //                         network path from the host, which FILE has no fit of:
 //                         DCUDA_ERROR_INVALID_STATE
@@ -130,6 +138,14 @@ int main(int argc, char* argv[]) {
     return datatype_misuse(mode);
   } else if (mode == "model-predict" || mode == "model-count-0") {
     dcuda_model_predict(DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, mode == "model-count-0" ? 0 : 1);
+  } else if (mode == "model-streams-0") {
+    std::fprintf(stderr, "returned %f\n",
+                 dcuda_model_predict_streams(DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 8, 1, 0));
+  } else if (mode == "model-device-streams-4") {
+    std::fprintf(stderr, "returned %f\n",
+                 dcuda_model_predict_streams(DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 1, 4));
+  } else if (mode == "model-waits-streams-0") {
+    std::fprintf(stderr, "returned %f\n", dcuda_model_predict_stream_waits(DCUDA_MODEL_PEER, 1, 0));
   } else if (mode == "model-load" && argc > 2) {
     dcuda_model_load(argv[2]);
     std::fprintf(stderr, "peer device, 8 B: %.3f us\n",

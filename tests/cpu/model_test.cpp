@@ -196,12 +196,55 @@ DCUDA_TEST(model_predictions_from_many_streams_interpolate_between_the_measured_
   const auto plain = parse_model(two_fits, "model.txt");
   DCUDA_CHECK(near(predict_streams(plain, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10, 1),
                    predict(plain, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10)));
+  DCUDA_CHECK(near(predict_streams(plain, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 8, 1, 1),
+                   predict(plain, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 8, 1)));
   dcuda_error_code code{};
   DCUDA_CHECK(contains(
-      error_of([&] { predict_streams(plain, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 10, 2); },
+      error_of([&] { predict_streams(plain, DCUDA_MODEL_SAME_GPU, DCUDA_MODEL_HOST, 8, 1, 2); },
                &code),
-      "no concurrent fit of peer device, which 2 stream(s) need"));
+      "no concurrent fit of same-gpu host, which 2 stream(s) need"));
   DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_STATE);
+}
+
+DCUDA_TEST(stream_counts_no_model_predicts_are_refused_as_arguments) {
+  using dcuda::model::check_streams;
+  using dcuda::model::predict_stream_waits;
+  using dcuda::model::predict_streams;
+  check_streams(DCUDA_MODEL_HOST, 1);
+  check_streams(DCUDA_MODEL_HOST, 64);
+  check_streams(DCUDA_MODEL_DEVICE, 1);
+  const std::string below = "streams 0 is below 1";
+  const std::string device =
+      "streams 4 with the initiator DCUDA_MODEL_DEVICE: a rank issues its puts inside the kernel, "
+      "not from streams (predict them with dcuda_model_predict, or pass streams 1)";
+  dcuda_error_code code{};
+  DCUDA_CHECK_EQ(error_of([] { check_streams(DCUDA_MODEL_HOST, 0); }, &code), below);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  DCUDA_CHECK_EQ(error_of([] { check_streams(DCUDA_MODEL_DEVICE, -3); }, &code),
+                 "streams -3 is below 1");
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  DCUDA_CHECK_EQ(error_of([] { check_streams(DCUDA_MODEL_DEVICE, 4); }, &code), device);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  // The predictions refuse them the same way, even where the model has concurrent fits of the
+  // device initiator (a file may hold them; no benchmark writes them).
+  const auto model = parse_model(std::string(concurrent_fits) +
+                                     "single peer device from_bytes=0 L_us=1 o_us=1 S_us=0 "
+                                     "O_ns_per_byte=0 G_ns_per_byte=1\n"
+                                     "concurrent peer device streams=4 g_us=1 G_ns_per_byte=1 "
+                                     "wait_us=1\n",
+                                 "model.txt");
+  DCUDA_CHECK_EQ(
+      error_of([&] { predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 2, 4); },
+               &code),
+      device);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  DCUDA_CHECK_EQ(
+      error_of([&] { predict_streams(model, DCUDA_MODEL_PEER, DCUDA_MODEL_HOST, 8, 2, 0); }, &code),
+      below);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
+  DCUDA_CHECK_EQ(error_of([&] { predict_stream_waits(model, DCUDA_MODEL_PEER, 2, 0); }, &code),
+                 below);
+  DCUDA_CHECK_EQ(code, DCUDA_ERROR_INVALID_ARGUMENT);
 }
 
 DCUDA_TEST(model_stream_waits_cost_their_count_times_the_interpolated_wait) {
