@@ -301,6 +301,43 @@ with tempfile.TemporaryDirectory() as scratch:
     check(code == 0 and all(f"not fitted: {path}, host: no stream-wait table" in out for path in CONCURRENT)
           and waits and not any(waits), "a missing stream-wait table:\n" + out)
 
+    # A concurrent table whose weighted fit has a negative intercept (peer, 4 streams: t = 1 ns per
+    # byte * m - 0.5 us): g 0 and G refitted through the origin with the same weights 1/t^2,
+    # sum(m / t) / sum(m^2 / t^2) = 0.725985 ns per byte, median error 27.4%. One whose time falls
+    # with the size (peer, 64 streams: 3, 2.5, 2 us): the smallest message's time, G 0, errors 0,
+    # 20% and 50%.
+    intercept = os.path.join(scratch, "intercept")
+    benchmarks = results()
+    steep = [(m, m * 1e-3 - 0.5) for m in (1024, 65536, 1 << 20, 4 << 20)]
+    falling = [(8, 3.0), (1024, 2.5), (65536, 2.0)]
+    for streams, rows in ((4, steep), (64, falling)):
+        title = (f"host-initiated puts from {streams} streams at once (dcuda_put_notify_on_stream), "
+                 f"time per message, {CONCURRENT_PLACES['peer']}")
+        tables = [t for t in benchmarks["host_stream_concurrency"]["tables"] if t["title"] == title]
+        check(len(tables) == 1, f"no table '{title}' to change")
+        for changed in tables:
+            changed["rows"] = table(title, "cudaMemcpyAsync", "us", [(m, t, 2.5) for m, t in rows])["rows"]
+    write(intercept, benchmarks)
+    code, out, _ = run(intercept, "--write", model_file)
+    fits = read_model(model_file)
+    through_origin = (sum(m / t for m, t in steep) / sum((m / t) ** 2 for m, t in steep)) * 1e3
+    check(close(through_origin, 0.725985, 1e-6), f"the origin fit by hand: {through_origin}")
+    four = fits.get(("concurrent", "peer", "host", 4))
+    check(code == 0 and four is not None and four["g_us"] == 0
+          and close(four["G_ns_per_byte"], 0.725985, 1e-6),
+          f"a negative intercept: g 0 and G through the origin 0.725985, not {four}\n{out}")
+    sixty_four = fits.get(("concurrent", "peer", "host", 64))
+    check(sixty_four is not None and sixty_four["g_us"] == 3.0 and sixty_four["G_ns_per_byte"] == 0,
+          f"a time that falls with the size: g 3 (the smallest message's) and G 0, not {sixty_four}")
+    rows = [line.split() for line in out.split("Table III")[-1].splitlines() if line.startswith("  peer")]
+    check(["peer", "host", "4", "0.000", "0.7260", "1.500", "27.4%", "4"] in rows
+          and ["peer", "host", "64", "3.000", "0.0000", "1.600", "20.0%", "3"] in rows,
+          f"table III with the refitted rows: {rows}")
+    g, G, _ = concurrent_expected("peer", 1)
+    one = fits.get(("concurrent", "peer", "host", 1))
+    check(one is not None and close(one["g_us"], g, 1e-6) and close(one["G_ns_per_byte"], G, 1e-6),
+          f"a table with a positive intercept is fitted as before: {one}")
+
     # Nothing usable, and a broken file: errors.
     empty = os.path.join(scratch, "empty")
     os.makedirs(empty)
