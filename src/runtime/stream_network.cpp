@@ -82,12 +82,6 @@ stream_network::stream_network(const process_paths& paths, const bootstrap::rank
     outgoing_buffers_.push_back({mapped_array<char>(chunk_bytes_), MPI_REQUEST_NULL, false});
     incoming_buffers_.push_back({mapped_array<char>(chunk_bytes_), MPI_REQUEST_NULL, false});
   }
-  // The counting kernel's first launch, now, before any stream waits: a first launch may wait for
-  // the GPU's running work (lazy loading, a tool's instrumentation), which a stream held by a
-  // wait for this very count would never finish.
-  first_count_ = device_array<std::uint32_t>(1);
-  count_(first_count_.get(), copies_.get());
-  DCUDA_CUDA_CHECK(cudaStreamSynchronize(copies_.get()));
   DCUDA_MPI_CHECK(MPI_Irecv(&header_in_, sizeof header_in_, MPI_BYTE, MPI_ANY_SOURCE, header_tag,
                             comm_.get(), &header_request_));
   thread_ = std::thread([this] { serve(); });
@@ -156,7 +150,7 @@ stream_network::operation stream_network::begin(const char* call, operation_kind
   const std::uint32_t slot = sequence % operation_slots;
   const auto free = [&] { return !slot_busy_[slot]; };
   if (wait_timeout_s_ > 0) {
-    if (!slot_freed_.wait_for(lock, std::chrono::duration<double>(wait_timeout_s_), free)) {
+    if (!progressed_.wait_for(lock, std::chrono::duration<double>(wait_timeout_s_), free)) {
       throw error(DCUDA_ERROR_TIMEOUT,
                   std::string(call) + ": " + std::to_string(operation_slots) +
                       " stream-ordered operations through the network are queued, and the oldest "
@@ -164,7 +158,7 @@ stream_network::operation stream_network::begin(const char* call, operation_kind
                       std::to_string(wait_timeout_s_) + " s (DCUDA_WAIT_TIMEOUT)");
     }
   } else {
-    slot_freed_.wait(lock, free);
+    progressed_.wait(lock, free);
   }
   slot_busy_[slot] = true;
   ++next_sequence_;
@@ -225,10 +219,10 @@ void stream_network::wait_until_acknowledged(const char* call) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto done = [&] { return unsent_ == 0 && acknowledged_; };
   if (wait_timeout_s_ <= 0) {
-    slot_freed_.wait(lock, done);
+    progressed_.wait(lock, done);
     return;
   }
-  if (!slot_freed_.wait_for(lock, std::chrono::duration<double>(wait_timeout_s_), done)) {
+  if (!progressed_.wait_for(lock, std::chrono::duration<double>(wait_timeout_s_), done)) {
     throw error(DCUDA_ERROR_TIMEOUT,
                 std::string(call) +
                     ": the puts this process sent through the network have not all been "
@@ -426,7 +420,7 @@ bool stream_network::receive_headers() {
       if (ledger_.all_acknowledged()) {
         const std::lock_guard<std::mutex> guard(mutex_);
         acknowledged_ = true;
-        slot_freed_.notify_all();
+        progressed_.notify_all();
       }
       continue;
     }
@@ -483,14 +477,12 @@ bool stream_network::apply_incoming() {
           worked = true;
         }
         if (waiting) break;
-        // The bytes are in the window (synchronised above): count, then acknowledge.
-        if (header.tag >= 0) count_(counter_of_(header.rank, header.tag), copies_.get());
-        stream_message acknowledgement;
-        acknowledgement.kind = static_cast<std::uint32_t>(stream_message_kind::acknowledgement);
-        send_header(sender, acknowledgement);
         put = incoming_put{};
-      } else if (kind == stream_message_kind::notify) {
-        count_(counter_of_(header.rank, header.tag), copies_.get());
+      }
+      if (kind == stream_message_kind::put || kind == stream_message_kind::notify) {
+        // A put's bytes are in the window (each piece synchronised above): count, then
+        // acknowledge. A notification's tag was checked to be one.
+        if (header.tag >= 0) count_(counter_of_(header.rank, header.tag), copies_.get());
         stream_message acknowledgement;
         acknowledgement.kind = static_cast<std::uint32_t>(stream_message_kind::acknowledgement);
         send_header(sender, acknowledgement);
@@ -580,7 +572,7 @@ void stream_network::release(const operation& op) {
       .store(op.sequence, std::memory_order_release);
   const std::lock_guard<std::mutex> guard(mutex_);
   slot_busy_[op.slot] = false;
-  slot_freed_.notify_all();
+  progressed_.notify_all();
 }
 
 void stream_network::send_acknowledged(const operation& op) {

@@ -164,14 +164,14 @@ class stream_network {
   counter_function counter_of_;
   count_function count_;
   bootstrap::mpi_communicator comm_;
-  mapped_array<std::uint32_t> ready_;        // [operation_slots], written by the streams
-  mapped_array<std::uint32_t> released_;     // [operation_slots], written by the thread
-  cuda_stream copies_;                       // the thread's copies and counts
-  device_array<std::uint32_t> first_count_;  // counted once at construction (below)
+  mapped_array<std::uint32_t> ready_;     // [operation_slots], written by the streams
+  mapped_array<std::uint32_t> released_;  // [operation_slots], written by the thread
+  cuda_stream copies_;                    // the thread's copies and counts
 
   // Shared with the program's thread, under mutex_.
   std::mutex mutex_;
-  std::condition_variable slot_freed_;
+  // Notified by the thread when a slot is freed and when every put sent is acknowledged.
+  std::condition_variable progressed_;
   std::vector<bool> slot_busy_;
   std::deque<operation> submitted_;
   std::map<int, std::pair<char*, std::uint64_t>> windows_;  // this process's part, by handle
