@@ -1,8 +1,9 @@
 // host_stream_latency: host-initiated, stream-ordered notified access between the GPUs of 2
-// processes of one node (dcuda/host_stream.h): `mpirun -np 2 host_stream_latency`.
+// processes of one node (dcuda/host_stream.h): `mpirun -np 2 host_stream_latency`; with
+// `mpirun -np 1`, the same-GPU tables below alone.
 //
 // Each process queues a ping-pong on a stream of its own (common/stream_ping_pong.h): process 0
-// sends `size` bytes (4 B .. 4 MiB) with dcuda_put_notify_on_stream into process 1's host window
+// sends `size` bytes (4 B .. 64 MiB) with dcuda_put_notify_on_stream into process 1's host window
 // and waits with dcuda_wait_notifications_on_stream; process 1 mirrors it. The host queues the
 // 100 round trips of a repetition faster than the GPUs play them, so the figure is the GPUs' and
 // the operations' time, not the host's speed of issuing (a repetition where the host fell behind
@@ -52,6 +53,7 @@ namespace {
 using namespace dcuda_bench;
 
 constexpr const char* benchmark = "host_stream_latency";
+constexpr std::size_t largest = largest_model_message;
 constexpr int tag = 1;
 constexpr int batch_tag = 2;
 constexpr int answer_tag = 3;
@@ -85,7 +87,7 @@ std::vector<figure> device_ping_pong_us(const mpi_world& world, const options& c
   return ranks_ping_pong_us(
       world, command_line, same_gpu ? device_same_gpu_ping_pong_kernel : device_ping_pong_kernel,
       device_threads, {same_gpu ? "--dcuda-ranks-per-device=2" : "--dcuda-ranks-per-device=1"},
-      (same_gpu ? 4 : 2) * largest_message, sizes, bytes_arrived);
+      (same_gpu ? 4 : 2) * largest, sizes, bytes_arrived);
 }
 
 // The one-way time of the put_notify / wait ping-pong at every size, in a dcuda context of its
@@ -101,11 +103,11 @@ std::vector<figure> dcuda_ping_pong_us(const mpi_world& world, const options& co
   require_distinct_gpus(world);
   const int me = session.rank_info().rank_start;
   const int other = 1 - me;  // one rank per process: world rank = process index
-  device_bytes window(largest_message);
-  device_bytes source(largest_message);
-  upload_payload(source.get(), largest_message, world.process());
+  device_bytes window(largest);
+  device_bytes source(largest);
+  upload_payload(source.get(), largest, world.process());
   dcuda_win win = DCUDA_WIN_NONE;
-  dcuda_host_win_create(session.context(), window.get(), largest_message, &win);
+  dcuda_host_win_create(session.context(), window.get(), largest, &win);
   cudaStream_t stream = nullptr;
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<figure> one_way_us;
@@ -159,19 +161,16 @@ std::vector<figure> same_gpu_ping_pong_us(const mpi_world& world, const options&
     dcuda_session session(command_line, idle_kernel, 32, {"--dcuda-ranks-per-device=2"});
     const int first_rank = session.rank_info().rank_start;
     const int rank_of[2] = {first_rank, first_rank + 1};
-    device_bytes window(2 * largest_message);  // the half of each rank of this process
-    device_bytes source(largest_message);
-    upload_payload(source.get(), largest_message, world.process());
+    device_bytes window(2 * largest);  // the half of each rank of this process
+    device_bytes source(largest);
+    upload_payload(source.get(), largest, world.process());
     dcuda_win win = DCUDA_WIN_NONE;
     dcuda_host_win_create(session.context(), window.get(), window.size(), &win);
     const owned_stream streams[2];
-    const auto half_of = [&](int side) {
-      return window.get<unsigned char>() + side * largest_message;
-    };
+    const auto half_of = [&](int side) { return window.get<unsigned char>() + side * largest; };
     const auto put_notify = [&](int from, std::size_t size, int with_tag) {
-      dcuda_put_notify_on_stream(session.context(), win, rank_of[1 - from],
-                                 (1 - from) * largest_message, size, source.get(), with_tag,
-                                 streams[from].get());
+      dcuda_put_notify_on_stream(session.context(), win, rank_of[1 - from], (1 - from) * largest,
+                                 size, source.get(), with_tag, streams[from].get());
     };
     const auto wait = [&](int side, int with_tag, int count) {
       dcuda_wait_notifications_on_stream(session.context(), rank_of[side], with_tag, count,
@@ -214,31 +213,38 @@ int main(int argc, char** argv) {
   const options command_line = parse_options(
       argc, argv, benchmark,
       "host-initiated notified access on a stream (dcuda_put_notify_on_stream + "
-      "dcuda_wait_notifications_on_stream) between the GPUs of 2 processes; mpirun -np 2");
-  if (skip_without_two_gpus(world, /*one_node=*/true)) return 0;
+      "dcuda_wait_notifications_on_stream) between the GPUs of 2 processes (mpirun -np 2), or "
+      "within one GPU alone (mpirun -np 1)");
+  if (world.processes() == 1) {
+    if (skip_for(world, gpu_shortage(world, 1))) return 0;
+    std::printf("# one process: the same-GPU tables alone; the peer path needs mpirun -np 2\n\n");
+  } else if (skip_without_two_gpus(world, /*one_node=*/true)) {
+    return 0;
+  }
+  const bool peer = world.processes() == 2;
   std::optional<report> out;
   if (world.prints()) out.emplace(benchmark, command_line, current_device());
-  const std::vector<std::size_t> sizes = message_sizes(4);
+  const std::vector<std::size_t> sizes = message_sizes(4, largest);
 
   // dcuda as configured by default, then with one kernel at every size and with the copy
   // engines at every size: where the second gets faster than the first is the switch-over that
   // DCUDA_STREAM_COPY_ENGINE_FROM sets.
   bool bytes_arrived = true;
   std::vector<figure> batch_per_message;
-  const std::vector<figure> by_default =
-      dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived, &batch_per_message);
-  const std::vector<figure> kernel_only = dcuda_ping_pong_us(
-      world, command_line, sizes, "--dcuda-stream-copy-engine-from=1073741824", bytes_arrived);
-  const std::vector<figure> copy_engines_only = dcuda_ping_pong_us(
-      world, command_line, sizes, "--dcuda-stream-copy-engine-from=0", bytes_arrived);
-
+  std::vector<figure> by_default, kernel_only, copy_engines_only, device_initiated;
   std::vector<double> floor_us;
-  {
-    device_bytes source(largest_message);
-    upload_payload(source.get(), largest_message, world.process());
+  if (peer) {
+    by_default =
+        dcuda_ping_pong_us(world, command_line, sizes, "", bytes_arrived, &batch_per_message);
+    kernel_only = dcuda_ping_pong_us(world, command_line, sizes,
+                                     "--dcuda-stream-copy-engine-from=1073741824", bytes_arrived);
+    copy_engines_only = dcuda_ping_pong_us(world, command_line, sizes,
+                                           "--dcuda-stream-copy-engine-from=0", bytes_arrived);
+    device_bytes source(largest);
+    upload_payload(source.get(), largest, world.process());
     cudaStream_t stream = nullptr;
     BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    stream_memop_ping_pong floor(world, largest_message);
+    stream_memop_ping_pong floor(world, largest);
     for (const std::size_t size : sizes) {
       world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
       floor_us.push_back(
@@ -248,9 +254,8 @@ int main(int argc, char** argv) {
           }));
     }
     cudaStreamDestroy(stream);
+    device_initiated = device_ping_pong_us(world, command_line, sizes, bytes_arrived);
   }
-  const std::vector<figure> device_initiated =
-      device_ping_pong_us(world, command_line, sizes, bytes_arrived);
   const std::vector<figure> same_gpu_device_initiated =
       device_ping_pong_us(world, command_line, sizes, bytes_arrived, /*same_gpu=*/true);
   std::vector<figure> same_gpu_batch_per_message;
@@ -258,10 +263,10 @@ int main(int argc, char** argv) {
       same_gpu_ping_pong_us(world, command_line, sizes, bytes_arrived, same_gpu_batch_per_message);
   std::vector<double> same_gpu_floor_us;
   {
-    device_bytes source(largest_message);
-    upload_payload(source.get(), largest_message, world.process());
+    device_bytes source(largest);
+    upload_payload(source.get(), largest, world.process());
     const owned_stream first, second;
-    two_stream_memop_ping_pong floor(largest_message);
+    two_stream_memop_ping_pong floor(largest);
     for (const std::size_t size : sizes) {
       same_gpu_floor_us.push_back(floor.run(
           first.get(), second.get(), source.get<unsigned char>(), size,
@@ -296,7 +301,7 @@ int main(int argc, char** argv) {
       32,
       0,
       {}};
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
+  for (std::size_t i = 0; peer && i < sizes.size(); ++i) {
     results.rows.push_back(
         {sizes[i], by_default[i].median, floor_us[i], by_default[i].min, by_default[i].max});
     switch_over.rows.push_back({sizes[i], kernel_only[i].median, copy_engines_only[i].median,
@@ -315,7 +320,7 @@ int main(int argc, char** argv) {
       32,
       1,
       {}};
-  for (std::size_t i = 0; i < batch_sizes.size(); ++i) {
+  for (std::size_t i = 0; peer && i < batch_sizes.size(); ++i) {
     rate.rows.push_back({batch_sizes[i], batch_per_message[i].median, launch_floor.median,
                          batch_per_message[i].min, batch_per_message[i].max});
   }
@@ -331,7 +336,7 @@ int main(int argc, char** argv) {
       32,
       0,
       {}};
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
+  for (std::size_t i = 0; peer && i < sizes.size(); ++i) {
     initiators.rows.push_back({sizes[i], by_default[i].median, device_initiated[i].median,
                                by_default[i].min, by_default[i].max});
   }
@@ -385,10 +390,12 @@ int main(int argc, char** argv) {
                                         same_gpu[i].max});
   }
   if (out) {
-    out->print(results);
-    out->print(switch_over);
-    out->print(rate);
-    out->print(initiators);
+    if (peer) {
+      out->print(results);
+      out->print(switch_over);
+      out->print(rate);
+      out->print(initiators);
+    }
     out->print(same_gpu_results);
     out->print(same_gpu_rate);
     out->print(same_gpu_initiators);
@@ -409,23 +416,24 @@ int main(int argc, char** argv) {
                     host_from);
       }
     };
-    print_crossover("peer path", by_default, device_initiated);
+    if (peer) print_crossover("peer path", by_default, device_initiated);
     print_crossover("same GPU", same_gpu, same_gpu_device_initiated);
-    // The smallest size from which the copy engines are faster at this and every larger size.
+    // The smallest size from which the copy engines are faster at this and every larger size
+    // (measured on the peer path alone).
     std::size_t copy_engines_from = 0;
-    for (std::size_t i = sizes.size();
+    for (std::size_t i = kernel_only.size();
          i-- > 0 && copy_engines_only[i].median < kernel_only[i].median;) {
       copy_engines_from = sizes[i];
     }
-    if (copy_engines_from == 0) {
+    if (peer && copy_engines_from == 0) {
       std::printf("# one kernel was as fast as the copy engines or faster at every size\n\n");
-    } else {
+    } else if (peer) {
       std::printf("# the copy engines were faster from %zu bytes on\n\n", copy_engines_from);
     }
   }
 
   const char* nvshmem_file = std::getenv("DCUDA_NVSHMEM_RESULT");
-  if (out && nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
+  if (out && peer && nvshmem_file != nullptr && nvshmem_file[0] != '\0') {
     const std::map<std::size_t, double> nvshmem =
         anchor_figures(nvshmem_file, {"NVSHMEM on-stream ping-pong"});
     table against{results.title,

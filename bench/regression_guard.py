@@ -12,7 +12,7 @@ counts:
     whole (its reference moved too) does not read as a regression.
 A figure's spread is the range of its repetitions where the JSON keeps it (dcuda_min and
 dcuda_max, relative to the median), for the new and the committed run alike, and never less than
---floor (default 0.03). Lower is better for "us" tables, higher for "GB/s".
+--floor (default 0.03). Lower is better for "us" tables, higher for "GB/s" and "MB/s".
 
 Prints one line per WORSE row and a verdict; exits 1 when a row is WORSE, 0 otherwise (also when
 nothing could be compared, which it says).
@@ -25,7 +25,7 @@ import json
 import os
 import sys
 
-LOWER_IS_BETTER = {"us": True, "ms": True, "GB/s": False}
+LOWER_IS_BETTER = {"us": True, "ms": True, "GB/s": False, "MB/s": False}
 
 
 def model_of(device_name):

@@ -104,30 +104,31 @@ inline constexpr int stream_batch_messages = 10000;  // a repetition of the mess
 
 // The message rate of queued operations, as the time per message in microseconds on process 0
 // (the median of `repetitions`, with their range), on every process; collective. Process 0 queues
-// `stream_batch_messages` sends back to back on `stream` (`send()`), then a wait for one answer
+// `messages` sends back to back on `stream` (`send()`), then a wait for one answer
 // (`wait_answer()`); process 1 queues a wait for all of them (`wait_batch(count)`), then the
 // answer (`answer()`). Timed by CUDA events on process 0's stream around the whole batch.
 template <typename Send, typename WaitBatch, typename Answer, typename WaitAnswer>
 figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
-                       WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer) {
+                       WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer,
+                       int messages = stream_batch_messages) {
   const owned_event start, stop;
   std::vector<double> per_message_us;
   for (int repetition = 0; repetition <= repetitions; ++repetition) {  // the first: warm-up
     world.check(MPI_Barrier(world.comm()), "MPI_Barrier");
     if (world.process() == 0) {
       BENCH_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-      for (int message = 0; message < stream_batch_messages; ++message) send();
+      for (int message = 0; message < messages; ++message) send();
       wait_answer();
       BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
     } else {
-      wait_batch(stream_batch_messages);
+      wait_batch(messages);
       answer();
     }
     BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (world.process() == 0 && repetition > 0) {
       float milliseconds = 0;
       BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
-      per_message_us.push_back(static_cast<double>(milliseconds) * 1e3 / stream_batch_messages);
+      per_message_us.push_back(static_cast<double>(milliseconds) * 1e3 / messages);
     }
   }
   const figure time = summary(per_message_us);  // process 0's; empty elsewhere
@@ -135,20 +136,21 @@ figure stream_batch_us(const mpi_world& world, cudaStream_t stream, Send&& send,
 }
 
 // The message rate between two streams of one process, as stream_batch_us: `first` queues
-// `stream_batch_messages` sends (`send()`) and a wait for one answer (`wait_answer()`), `second`
-// a wait for all of them (`wait_batch(count)`) and the answer (`answer()`); timed on `first` from
-// the first send to the answer. No MPI.
+// `messages` sends (`send()`) and a wait for one answer (`wait_answer()`), `second` a wait for
+// all of them (`wait_batch(count)`) and the answer (`answer()`); timed on `first` from the first
+// send to the answer. No MPI.
 template <typename Send, typename WaitBatch, typename Answer, typename WaitAnswer>
 figure two_stream_batch_us(cudaStream_t first, cudaStream_t second, Send&& send,
-                           WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer) {
+                           WaitBatch&& wait_batch, Answer&& answer, WaitAnswer&& wait_answer,
+                           int messages = stream_batch_messages) {
   std::vector<double> per_message_us = two_stream_repetitions_ms(first, second, [&] {
     // Each wait queued after what satisfies it, as in two_stream_ping_pong_us.
-    for (int message = 0; message < stream_batch_messages; ++message) send();
-    wait_batch(stream_batch_messages);
+    for (int message = 0; message < messages; ++message) send();
+    wait_batch(messages);
     answer();
     wait_answer();
   });
-  for (double& time : per_message_us) time = time * 1e3 / stream_batch_messages;
+  for (double& time : per_message_us) time = time * 1e3 / messages;
   return summary(per_message_us);
 }
 

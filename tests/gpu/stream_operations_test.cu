@@ -208,7 +208,7 @@ DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes)
   dcuda_host_context_handle context = start_context(info);
   constexpr int streams = 4;
   constexpr int rounds = 6;
-  constexpr int region = 3 << 20;  // each stream's part of the window and of the sources
+  constexpr int region = 12 << 20;  // each stream's part of the window and of the sources
   device_buffer<unsigned char> window(streams * region);
   device_buffer<unsigned char> sources(streams * region);
   device_buffer<int> wrong(1);
@@ -222,8 +222,10 @@ DCUDA_TEST(multi_block_puts_on_several_streams_count_once_after_all_their_bytes)
   blocking_stream receivers[streams];
   const int me = info.rank_start;
   // From one block and a byte beyond the single-block limit (a byte in the last block) to more
-  // blocks than the GPU has multiprocessors (the grid then loops).
-  const int sizes[] = {(32 << 10) + 1, 200000, (5 << 19) + 3, 1 << 20, 20000};
+  // blocks than the GPU has multiprocessors (the grid then loops). 30000 bytes in one block and
+  // 10 MiB in a full grid: some threads copy several 16-byte words at a time (loaded together,
+  // then stored), then the rest of the words one at a time, then a tail of bytes.
+  const int sizes[] = {(32 << 10) + 1, 200000, (10 << 20) + 3, 1 << 20, 30000};
   // Offsets into the target and the source part: aligned, aligned alike after a head of bytes,
   // aligned differently (a byte per store up to 32 KiB, the copy engines above).
   const int target_shift[streams] = {0, 5, 3, 0};

@@ -80,7 +80,12 @@ def table(title, reference, unit, rows):
             "rows": [{"size": s, "dcuda": d, "reference": r, "ratio": d / r, "unit": unit} for s, d, r in rows]}
 
 
-def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20), with_concurrent=True):
+HOST_BANDWIDTH_PLACES = {"same-gpu": "same GPU (2 ranks of one process)",
+                         "peer": "peer path (from process 0's rank to process 1's)"}
+
+
+def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20), with_concurrent=True,
+            with_host_bandwidth=False):
     benchmarks = {}
 
     def add(benchmark, new_table):
@@ -101,6 +106,12 @@ def results(with_consistency=True, host_sizes=(8, 1024, 65536, 1 << 20, 4 << 20)
     add("host_stream_latency", table("message rate of dcuda_put_notify_on_stream: 10000 back to back",
                                      "empty kernel", "us",
                                      [(m, pipelined("peer", "host", m), 3.8) for m in host_sizes]))
+    if with_host_bandwidth:  # host_stream_bandwidth: MB/s of batches of every size from 8 B
+        for path, place in HOST_BANDWIDTH_PLACES.items():
+            title = (f"pipelined bandwidth of host-initiated dcuda_put_notify_on_stream, {place}: "
+                     "a batch of 1 GiB back to back, one answer")
+            rows = [(m, m / pipelined(path, "host", m), 2000.0) for m in SIZES if m >= 8]
+            add("host_stream_bandwidth", table(title, "copy engines", "MB/s", rows))
     if with_concurrent:
         for path, counts in CONCURRENT.items():
             for streams, (_, _, sizes) in sorted(counts.items(), reverse=True):  # any order
@@ -243,6 +254,34 @@ with tempfile.TemporaryDirectory() as scratch:
         host = read_model(model_file)[("pipelined", path, "host")]
         check(code == 0 and "none (no byte-bound size)" in out and host["A_ns_per_byte"] == 0
               and host["B"] == 0, f"{path} host rate without byte-bound sizes: {host}\n{out}")
+
+    # The host's batches of every size (MB/s) win over its message rate at three sizes: with the
+    # message-rate tables twice as slow, the host's g, A and B are still the true ones.
+    batches = os.path.join(scratch, "batches")
+    benchmarks = results(with_host_bandwidth=True)
+    for rate in benchmarks["host_stream_latency"]["tables"]:
+        if rate["title"].startswith("message rate"):
+            for row in rate["rows"]:
+                row["dcuda"] *= 2
+    write(batches, benchmarks)
+    code, out, _ = run(batches, "--write", model_file)
+    for path in HOST_BANDWIDTH_PLACES:
+        A, B = FITS[(path, "host")][3:]
+        g = pipelined(path, "host", 8)  # the smallest batch's time per message, as above
+        host = read_model(model_file).get(("pipelined", path, "host"))
+        check(code == 0 and host is not None and close(host["g_us"], g, 1e-4)
+              and close(host["A_ns_per_byte"], A, 1e-2) and close(host["B"], B, 1e-3)
+              and host["largest_bytes"] == SIZES[-1],
+              f"{path} host from the batches of every size: {host}, expected g {g} A {A} B {B}\n{out}")
+
+    # A pipelined table in a unit the tool does not read is refused, naming the unit.
+    odd_unit = os.path.join(scratch, "odd_unit")
+    for bandwidth in benchmarks["host_stream_bandwidth"]["tables"]:
+        bandwidth["unit"] = "kB/s"
+    write(odd_unit, benchmarks)
+    code, _, err = run(odd_unit)
+    check(code == 1 and "host_stream_bandwidth" in err and "'kB/s'" in err,
+          f"a pipelined table in kB/s: status {code}, {err}")
 
     # Without the consistency tables S is 0 and said to be missing; o then holds it.
     bare = os.path.join(scratch, "bare")
