@@ -267,14 +267,23 @@ for bench in local_latency host_roundtrip local_bandwidth pack_bandwidth; do
   fi
 done
 
+if [ "$gpus" -lt 2 ]; then
+  # One GPU: the host-initiated benchmarks' same-GPU tables alone, from one process.
+  for bench in host_stream_latency host_stream_bandwidth; do
+    wanted "$bench" || continue
+    step "benchmark $bench (1 process: the same GPU)"
+    launch 1 "build/bench/$bench" --out "$OUT/results" || status=1
+  done
+fi
+
 if [ "$gpus" -ge 2 ]; then
   # The anchors (NVSHMEM, NCCL's device API) first: remote_latency prints their figures beside
   # dcuda's, typed_put_bandwidth those of nvshmem_iput's per-case file (bench/README.md). With
   # DCUDA_BENCH_ONLY name the anchor too ("nvshmem_iput typed_put_bandwidth"): without that file
   # under $OUT/results the program says so and prints no NVSHMEM table.
   for bench in nvshmem_latency nvshmem_iput nccl_latency remote_latency remote_bandwidth \
-      typed_put_bandwidth network_engine host_stream_latency host_stream_concurrency \
-      stream_completion_order; do
+      typed_put_bandwidth network_engine host_stream_latency host_stream_bandwidth \
+      host_stream_concurrency stream_completion_order; do
     wanted "$bench" || continue
     step "benchmark $bench (2 processes)"
     if [ -x "build/bench/$bench" ]; then
