@@ -2,8 +2,10 @@
 // performance model's bandwidth micro-benchmark. A batch of put_notify of one size goes back to
 // back from one origin to one target, which waits for all of them and answers once; the figure is
 // the batch's payload over the time from its first put to the answer (1 MB = 1e6 B), the median
-// of 7 repetitions. Every message of a batch reads one source and writes one destination, as the
-// reference's copies do.
+// of 7 repetitions. The messages of a batch rotate over slots of a 128 MiB source area and a
+// 128 MiB destination area (fewer slots where the batch has fewer messages), so that large
+// messages are read from and written to the GPU's memory, not its L2 cache (50 MB on an H200),
+// as the reference's copies are.
 //
 //   host    dcuda_put_notify_on_stream queued on one stream, dcuda_wait_notifications_on_stream
 //           for the whole batch on the target's (common/stream_ping_pong.h's batch); CUDA events.
@@ -12,13 +14,13 @@
 //
 // Paths: the same GPU, between two ranks of one process (every process runs its own pair at once,
 // process 0's figures); and with `mpirun -np 2` and a GPU per process the peer path, from process
-// 0's rank to process 1's. Sizes 8 B to 64 MiB; a batch is 1 GiB of payload, at least 16 and at
-// most 10,000 messages.
+// 0's rank to process 1's. Sizes 8 B to 64 MiB; a batch is 1 GiB of payload or 10,000 messages,
+// whichever is fewer, and at least 16 messages.
 //
-// Reference, same run: the copy engines moving messages of the same size back to back,
-// cudaMemcpyAsync within the GPU (reference/memcpy_bandwidth.cuh) and into the other GPU
-// (reference/peer_memcpy_bandwidth.cuh). For each path the program prints the size from which
-// the host's calls move more bytes per second than the rank's.
+// Reference, same run: the copy engines moving the same batch, cudaMemcpyAsync of each message
+// back to back over the same slots, within the GPU and into the other GPU (CUDA IPC). For each
+// path the program prints the size from which the host's calls move more bytes per second than
+// the rank's.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -35,8 +37,8 @@
 #include "common/stream_ping_pong.h"
 #include "dcuda/device.cuh"
 #include "dcuda/host_stream.h"
-#include "reference/memcpy_bandwidth.cuh"
-#include "reference/peer_memcpy_bandwidth.cuh"
+#include "common/ipc_buffer.h"
+#include "common/statistics.h"
 
 namespace {
 
@@ -51,6 +53,15 @@ enum class path : int { same_gpu, peer };
 
 int batch_messages(std::size_t size) {
   return static_cast<int>(std::clamp<std::size_t>(GiB / size, 16, stream_batch_messages));
+}
+
+// Each side's area: source and destination each 2.5 times an H200's L2 cache.
+constexpr std::size_t area_bytes = 128 * MiB;
+
+// Message k of a batch reads source slot k % slots and writes destination slot k % slots.
+int batch_slots(std::size_t size) {
+  return static_cast<int>(std::clamp<std::size_t>(area_bytes / size, 1,
+                                                  static_cast<std::size_t>(batch_messages(size))));
 }
 
 // MB/s of a batch of `size` bytes per message that took `us_per_message` per message.
@@ -109,17 +120,17 @@ std::vector<figure> device_batch_mbps(const mpi_world& world, const options& com
   {
     dcuda_session session(command_line, device_batch_kernel, device_threads,
                           {"--dcuda-ranks-per-device=" + std::to_string(ranks_here)});
-    const std::size_t stride = 2 * sizes.back();  // [source: size][destination: size]
+    const std::size_t stride = 2 * area_bytes;  // [source slots][destination slots]
     const device_bytes windows(ranks_here * stride);
     for (const std::size_t size : sizes) {
       device_batch_run run{};
       run.size = static_cast<int>(size);
       run.plan.puts_per_pass = batch_messages(size);
-      run.plan.slots = 1;
+      run.plan.slots = batch_slots(size);
       run.plan.passes = 1;
       run.plan.warmup_passes = 1;
       run.plan.pass_bytes = static_cast<std::size_t>(run.plan.puts_per_pass) * size;
-      run.plan.window_bytes = 2 * size;
+      run.plan.window_bytes = 2 * static_cast<std::size_t>(run.plan.slots) * size;
       run.windows = windows.get<unsigned char>();
       run.window_stride = stride;
       run.first_rank = session.rank_info().rank_start;
@@ -152,15 +163,17 @@ std::vector<figure> host_batch_mbps(const mpi_world& world, const options& comma
   const int origin = same_gpu ? first_rank : 0;
   const int target = origin + 1;
   const int sender = same_gpu ? world.process() : 0;  // whose payload pattern travels
-  device_bytes window(sizes.back());
-  device_bytes source(sizes.back());
+  device_bytes window(area_bytes);
+  device_bytes source(area_bytes);
   upload_payload(source.get(), source.size(), sender);
   dcuda_win win = DCUDA_WIN_NONE;
   dcuda_host_win_create(session.context(), window.get(), window.size(), &win);
   const owned_stream streams[2];  // same GPU: the origin's and the target's
+  int message = 0;                // of the batch being queued
   const auto put_notify = [&](std::size_t size, cudaStream_t stream) {
-    dcuda_put_notify_on_stream(session.context(), win, target, 0, size, source.get(), data_tag,
-                               stream);
+    const std::size_t at = static_cast<std::size_t>(message++ % batch_slots(size)) * size;
+    dcuda_put_notify_on_stream(session.context(), win, target, at, size,
+                               source.get<unsigned char>() + at, data_tag, stream);
   };
   const auto wait = [&](int rank, int tag, int count, cudaStream_t stream) {
     dcuda_wait_notifications_on_stream(session.context(), rank, tag, count, stream);
@@ -170,7 +183,7 @@ std::vector<figure> host_batch_mbps(const mpi_world& world, const options& comma
   };
   for (const std::size_t size : sizes) {
     const int messages = batch_messages(size);
-    BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, size));
+    BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, window.size()));
     BENCH_CUDA_CHECK(cudaDeviceSynchronize());
     figure us_per_message{};
     if (same_gpu) {
@@ -188,29 +201,56 @@ std::vector<figure> host_batch_mbps(const mpi_world& world, const options& comma
           [&] { wait(origin, answer_tag, 1, stream); }, messages);
     }
     rates.push_back(megabytes_per_second(size, us_per_message));
+    // Destination slot k holds source slot k: the whole run of slots holds the source's pattern.
     const bool receives = same_gpu || world.process() == 1;
+    const std::size_t written = static_cast<std::size_t>(batch_slots(size)) * size;
     if (receives) {
-      bytes_arrived = bytes_arrived && device_holds_payload(window.get(), size, sender);
+      bytes_arrived = bytes_arrived && device_holds_payload(window.get(), written, sender);
     }
   }
   dcuda_host_win_free(session.context(), win);
   return rates;
 }
 
-// The copy engines' MB/s at every size, messages of that size back to back, on every process.
-std::vector<double> copy_engine_mbps(const mpi_world& world, path where,
+// The copy engines' MB/s at every size, each batch's messages copied back to back over the same
+// slots (cudaMemcpyAsync; peer: into the other process's GPU through CUDA IPC, process 0
+// copying), process 0's figures on every process.
+std::vector<figure> copy_engine_mbps(const mpi_world& world, path where,
                                      const std::vector<std::size_t>& sizes) {
-  std::vector<double> rates;
-  if (where == path::same_gpu) {
-    memcpy_reference copies(sizes.back());
-    for (const std::size_t size : sizes) {
-      rates.push_back(world.from_process0(copies.gigabytes_per_second(size) * 1e3));
-    }
+  const bool peer = where == path::peer;
+  std::optional<ipc_buffer_pair> peers;
+  std::optional<device_bytes> local;
+  if (peer) {
+    peers.emplace(world, area_bytes);
   } else {
-    peer_memcpy_reference copies(world, sizes.back());
-    for (const std::size_t size : sizes) {
-      rates.push_back(copies.gigabytes_per_second(size) * 1e3);
+    local.emplace(area_bytes);
+  }
+  const device_bytes source(area_bytes);
+  unsigned char* destination = peer ? peers->peers() : local->get<unsigned char>();
+  const bool copies = !peer || world.process() == 0;
+  const owned_stream stream;
+  const owned_event start, stop;
+  std::vector<figure> rates;
+  for (const std::size_t size : sizes) {
+    const int messages = batch_messages(size);
+    const int slots = batch_slots(size);
+    std::vector<double> mbps;
+    for (int repetition = 0; copies && repetition <= repetitions; ++repetition) {  // 0: warm-up
+      BENCH_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+      for (int k = 0; k < messages; ++k) {
+        const std::size_t at = static_cast<std::size_t>(k % slots) * size;
+        BENCH_CUDA_CHECK(cudaMemcpyAsync(destination + at, source.get<unsigned char>() + at, size,
+                                         cudaMemcpyDefault, stream.get()));
+      }
+      BENCH_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+      BENCH_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      float milliseconds = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
+      if (repetition > 0) {
+        mbps.push_back(static_cast<double>(size) * messages / (milliseconds * 1e3));
+      }
     }
+    rates.push_back(world.from_process0(copies ? summary(mbps) : figure{}));
   }
   return rates;
 }
@@ -218,15 +258,18 @@ std::vector<double> copy_engine_mbps(const mpi_world& world, path where,
 // Prints one path's two tables and the size from which the host's batches are faster.
 void report_path(report& out, path where, const std::vector<std::size_t>& sizes,
                  const std::vector<figure>& host, const std::vector<figure>& device,
-                 const std::vector<double>& copy_engines) {
+                 const std::vector<figure>& copy_engines) {
   const bool same_gpu = where == path::same_gpu;
   // The path right after the call: dcuda-model finds the host's table by that beginning.
   const std::string what = same_gpu ? "same GPU (2 ranks of one process)"
                                     : "peer path (from process 0's rank to process 1's)";
-  const std::string batch = "a batch of 1 GiB (16 to 10,000 messages) back to back, one answer";
+  const std::string batch =
+      "a batch of min(1 GiB, 10,000 messages), at least 16, back to back over 128 MiB of slots, "
+      "one answer";
   const std::string copies =
-      same_gpu ? "cudaMemcpyAsync device to device, copies of this size back to back"
-               : "cudaMemcpyAsync into the other GPU (CUDA IPC), copies of this size back to back";
+      std::string(same_gpu ? "cudaMemcpyAsync device to device"
+                           : "cudaMemcpyAsync into the other GPU (CUDA IPC)") +
+      " of the same batch back to back over the same slots";
   table host_table{
       "pipelined bandwidth of host-initiated dcuda_put_notify_on_stream, " + what + ": " + batch,
       "MB/s",
@@ -248,9 +291,9 @@ void report_path(report& out, path where, const std::vector<std::size_t>& sizes,
                      {}};
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     host_table.rows.push_back(
-        {sizes[i], host[i].median, copy_engines[i], host[i].min, host[i].max});
+        {sizes[i], host[i].median, copy_engines[i].median, host[i].min, host[i].max});
     device_table.rows.push_back(
-        {sizes[i], device[i].median, copy_engines[i], device[i].min, device[i].max});
+        {sizes[i], device[i].median, copy_engines[i].median, device[i].min, device[i].max});
   }
   out.print(host_table);
   out.print(device_table);
@@ -288,6 +331,9 @@ int main(int argc, char** argv) {
   std::optional<report> out;
   if (world.prints()) out.emplace(benchmark, command_line, current_device());
   const std::vector<std::size_t> sizes = message_sizes(8, largest_model_message);
+  if (sizes.empty() && skip_for(world, "DCUDA_BENCH_MAX_SIZE leaves no size of 8 B or more")) {
+    return 0;
+  }
 
   bool bytes_arrived = true;
   for (const path where : paths) {
@@ -295,7 +341,7 @@ int main(int argc, char** argv) {
         host_batch_mbps(world, command_line, where, sizes, bytes_arrived);
     const std::vector<figure> device =
         device_batch_mbps(world, command_line, where, sizes, bytes_arrived);
-    const std::vector<double> copy_engines = copy_engine_mbps(world, where, sizes);
+    const std::vector<figure> copy_engines = copy_engine_mbps(world, where, sizes);
     if (world.any(!bytes_arrived)) fail_job(benchmark, "a batch's bytes did not arrive intact");
     if (out) report_path(*out, where, sizes, host, device, copy_engines);
   }

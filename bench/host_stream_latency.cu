@@ -225,6 +225,9 @@ int main(int argc, char** argv) {
   std::optional<report> out;
   if (world.prints()) out.emplace(benchmark, command_line, current_device());
   const std::vector<std::size_t> sizes = message_sizes(4, largest);
+  if (sizes.empty() && skip_for(world, "DCUDA_BENCH_MAX_SIZE leaves no size of 4 B or more")) {
+    return 0;
+  }
 
   // dcuda as configured by default, then with one kernel at every size and with the copy
   // engines at every size: where the second gets faster than the first is the switch-over that
