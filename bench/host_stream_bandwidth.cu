@@ -31,6 +31,7 @@
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
+#include "common/idle_kernel.cuh"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
 #include "common/notified_passes.cuh"
@@ -73,13 +74,6 @@ figure megabytes_per_second(std::size_t size, const figure& us_per_message) {
   return {megabytes_per_second(size, us_per_message.median),
           megabytes_per_second(size, us_per_message.max),
           megabytes_per_second(size, us_per_message.min)};
-}
-
-// The kernel of the context that serves the host's calls; they need no run of it.
-__global__ void idle_kernel(dcuda_context_handle ctx) {
-  __shared__ dcuda_state gst;
-  dcuda_gpu_init(ctx, gst);
-  dcuda_gpu_finish(gst);
 }
 
 // The device-initiated batch: even world ranks send to the next rank (on the same GPU: the
@@ -170,8 +164,9 @@ std::vector<figure> host_batch_mbps(const mpi_world& world, const options& comma
   dcuda_host_win_create(session.context(), window.get(), window.size(), &win);
   const owned_stream streams[2];  // same GPU: the origin's and the target's
   int message = 0;                // of the batch being queued
+  int slots = 1;                  // of the size being measured
   const auto put_notify = [&](std::size_t size, cudaStream_t stream) {
-    const std::size_t at = static_cast<std::size_t>(message++ % batch_slots(size)) * size;
+    const std::size_t at = static_cast<std::size_t>(message++ % slots) * size;
     dcuda_put_notify_on_stream(session.context(), win, target, at, size,
                                source.get<unsigned char>() + at, data_tag, stream);
   };
@@ -183,6 +178,7 @@ std::vector<figure> host_batch_mbps(const mpi_world& world, const options& comma
   };
   for (const std::size_t size : sizes) {
     const int messages = batch_messages(size);
+    slots = batch_slots(size);
     BENCH_CUDA_CHECK(cudaMemset(window.get(), 0, window.size()));
     BENCH_CUDA_CHECK(cudaDeviceSynchronize());
     figure us_per_message{};
@@ -203,7 +199,7 @@ std::vector<figure> host_batch_mbps(const mpi_world& world, const options& comma
     rates.push_back(megabytes_per_second(size, us_per_message));
     // Destination slot k holds source slot k: the whole run of slots holds the source's pattern.
     const bool receives = same_gpu || world.process() == 1;
-    const std::size_t written = static_cast<std::size_t>(batch_slots(size)) * size;
+    const std::size_t written = static_cast<std::size_t>(slots) * size;
     if (receives) {
       bytes_arrived = bytes_arrived && device_holds_payload(window.get(), written, sender);
     }

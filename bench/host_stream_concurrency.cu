@@ -34,6 +34,7 @@
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
 #include "common/host_gate.cuh"
+#include "common/idle_kernel.cuh"
 #include "common/ipc_buffer.h"
 #include "common/mpi_world.h"
 #include "common/statistics.h"
@@ -64,13 +65,6 @@ __global__ void empty_kernel() {}
 int messages_per_repetition(std::size_t size) {
   constexpr std::size_t bytes_budget = std::size_t{2} << 30;
   return static_cast<int>(std::clamp<std::size_t>(bytes_budget / size, 64, 256));
-}
-
-// The kernel of the context; host-initiated operations need no run of it.
-__global__ void idle_kernel(dcuda_context_handle ctx) {
-  __shared__ dcuda_state gst;
-  dcuda_gpu_init(ctx, gst);
-  dcuda_gpu_finish(gst);
 }
 
 // The gate, the streams and their events of every measurement.

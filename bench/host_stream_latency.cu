@@ -38,6 +38,7 @@
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
+#include "common/idle_kernel.cuh"
 #include "common/message_sizes.h"
 #include "common/notified_ping_pong.cuh"
 #include "common/ranks_ping_pong.cuh"
@@ -60,24 +61,6 @@ constexpr int answer_tag = 3;
 // The message sizes of the message-rate test.
 const std::vector<std::size_t> batch_sizes{8, 1024, 65536};
 
-// The kernel of the context; host-initiated operations need no run of it.
-__global__ void idle_kernel(dcuda_context_handle ctx) {
-  __shared__ dcuda_state gst;
-  dcuda_gpu_init(ctx, gst);
-  dcuda_gpu_finish(gst);
-}
-
-// A rank of 512 threads per process, as remote_latency's: the device-initiated ping-pong.
-constexpr int device_threads = 512;
-__global__ void __launch_bounds__(device_threads, 1)
-    device_ping_pong_kernel(dcuda_context_handle dcuda) {
-  run_two_process_ping_pong(dcuda);
-}
-__global__ void __launch_bounds__(device_threads, 1)
-    device_same_gpu_ping_pong_kernel(dcuda_context_handle dcuda) {
-  run_same_gpu_ping_pong(dcuda);
-}
-
 // The same ping-pong initiated by the ranks (dcuda_put_notify, dcuda_wait_notifications in the
 // persistent kernel), one way at every size, in a context of its own; `same_gpu`: between the two
 // ranks of each process instead (2 per GPU).
@@ -85,8 +68,9 @@ std::vector<figure> device_ping_pong_us(const mpi_world& world, const options& c
                                         const std::vector<std::size_t>& sizes, bool& bytes_arrived,
                                         bool same_gpu = false) {
   return ranks_ping_pong_us(
-      world, command_line, same_gpu ? device_same_gpu_ping_pong_kernel : device_ping_pong_kernel,
-      device_threads, {same_gpu ? "--dcuda-ranks-per-device=2" : "--dcuda-ranks-per-device=1"},
+      world, command_line, same_gpu ? same_gpu_ping_pong_kernel : two_process_ping_pong_kernel,
+      ranks_ping_pong_threads,
+      {same_gpu ? "--dcuda-ranks-per-device=2" : "--dcuda-ranks-per-device=1"},
       (same_gpu ? 4 : 2) * largest, sizes, bytes_arrived);
 }
 
@@ -384,7 +368,7 @@ int main(int argc, char** argv) {
       "the same ping-pong between two ranks of one process, dcuda_put_notify + "
       "dcuda_wait_notifications, same run",
       2,
-      512,
+      ranks_ping_pong_threads,
       0,
       {}};
   for (std::size_t i = 0; i < sizes.size(); ++i) {

@@ -23,6 +23,7 @@
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
+#include "common/idle_kernel.cuh"
 #include "common/message_sizes.h"
 #include "common/mpi_world.h"
 #include "common/notified_ping_pong.cuh"
@@ -39,18 +40,6 @@ using namespace dcuda_bench;
 constexpr const char* benchmark = "host_stream_network";
 constexpr int tag = 1;
 constexpr const char* force_network = "--dcuda-force-network=1";
-
-__global__ void idle_kernel(dcuda_context_handle ctx) {
-  __shared__ dcuda_state gst;
-  dcuda_gpu_init(ctx, gst);
-  dcuda_gpu_finish(gst);
-}
-
-constexpr int device_threads = 512;
-__global__ void __launch_bounds__(device_threads, 1)
-    device_ping_pong_kernel(dcuda_context_handle dcuda) {
-  run_two_process_ping_pong(dcuda);
-}
 
 // The host-initiated ping-pong through the network at every size; `bytes_arrived` turns false
 // where a payload did not arrive intact.
@@ -106,7 +95,8 @@ int main(int argc, char** argv) {
   // ping-pong would measure instead of the path: only where each process has a GPU of its own.
   const bool own_gpus = gpus_distinct(world);
   const std::vector<figure> device =
-      own_gpus ? ranks_ping_pong_us(world, command_line, device_ping_pong_kernel, device_threads,
+      own_gpus ? ranks_ping_pong_us(world, command_line, two_process_ping_pong_kernel,
+                                    ranks_ping_pong_threads,
                                     {"--dcuda-ranks-per-device=1", force_network},
                                     2 * largest_message, sizes, bytes_arrived)
                : std::vector<figure>(sizes.size());
@@ -136,7 +126,7 @@ int main(int argc, char** argv) {
       "the same ping-pong between the first ranks of the 2 processes' persistent kernels, "
       "dcuda_put_notify + dcuda_wait_notifications, same run",
       2,
-      device_threads,
+      ranks_ping_pong_threads,
       0,
       {}};
   for (std::size_t i = 0; i < sizes.size(); ++i) {

@@ -32,6 +32,7 @@
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
+#include "common/idle_kernel.cuh"
 #include "common/mpi_world.h"
 #include "common/statistics.h"
 #include "dcuda/device.cuh"
@@ -50,13 +51,6 @@ constexpr int tag = 7;
 constexpr int payload_of_stream[2] = {10, 11};  // host_payload_byte's sender for each message
 // K0 = K1 + factor x the transfer's time.
 constexpr double k0_factors[] = {0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0};
-
-// The context's kernel; the operations of this benchmark need no run of it.
-__global__ void idle_kernel(dcuda_context_handle ctx) {
-  __shared__ dcuda_state gst;
-  dcuda_gpu_init(ctx, gst);
-  dcuda_gpu_finish(gst);
-}
 
 // A kernel of `ns` nanoseconds on one multiprocessor that then stamps its message with `round`:
 // the bytes sent after it show that the send waited for it.

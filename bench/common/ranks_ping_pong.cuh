@@ -18,6 +18,18 @@
 
 namespace dcuda_bench {
 
+// A rank of 512 threads per process, as remote_latency's: the kernels of the ranks' ping-pong
+// between the first ranks of two processes, and between the two ranks of each process.
+inline constexpr int ranks_ping_pong_threads = 512;
+__global__ void __launch_bounds__(ranks_ping_pong_threads, 1)
+    two_process_ping_pong_kernel(dcuda_context_handle dcuda) {
+  run_two_process_ping_pong(dcuda);
+}
+__global__ void __launch_bounds__(ranks_ping_pong_threads, 1)
+    same_gpu_ping_pong_kernel(dcuda_context_handle dcuda) {
+  run_same_gpu_ping_pong(dcuda);
+}
+
 // `kernel` runs run_two_process_ping_pong or run_same_gpu_ping_pong with `threads_per_rank`
 // threads; `settings` as dcuda_session's; `window_bytes`: each process's window. Process 0's
 // figures, on every process; `bytes_arrived` turns false where a payload did not arrive intact.
