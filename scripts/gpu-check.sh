@@ -167,6 +167,8 @@ sanitized_cases=(
   ranks_pack_and_unpack_typed_data_with_all_their_warps
   typed_puts_land_every_byte_in_the_target_layout_and_nothing_else
   stream_ordered_puts_land_between_the_kernels_of_their_stream
+  a_put_reads_its_source_after_a_kernel_that_lets_the_next_one_start_early
+  back_to_back_puts_into_the_same_bytes_land_in_stream_order
   multi_block_puts_on_several_streams_count_once_after_all_their_bytes
   a_ranks_wait_counts_host_notifications_queued_before_its_run_and_keeps_them_across_runs
   a_stream_wait_after_the_run_counts_the_notifications_ranks_put_into_a_host_window
@@ -216,6 +218,26 @@ for tool in $multi_tools; do
   done
 done
 rm -f "$OUT/sanitizer-multi.log"
+
+# The stream-ordered operations across processes under memcheck, on both paths, every case but
+# the one that needs a stream to go on while a kernel of another stream spins: the tools run the
+# kernels of different streams one after another.
+if [[ " $multi_tools " == *" memcheck "* ]]; then
+  for force in 0 1; do
+    step "compute-sanitizer --tool memcheck, multi_gpu_stream_tests, $multi_gpu_processes processes, DCUDA_FORCE_NETWORK=$force, DCUDA_TEST_SHARE_GPUS=$share_gpus"
+    if (export DCUDA_FORCE_NETWORK=$force DCUDA_WAIT_TIMEOUT=300 DCUDA_TEST_SHARE_GPUS=$share_gpus \
+          DCUDA_ALLOW_SHARED_GPUS=$share_gpus
+        launch "$multi_gpu_processes" compute-sanitizer --tool memcheck --error-exitcode 86 \
+          build/tests/multi_gpu/multi_gpu_stream_tests \
+          --except a_ready_stream_put_goes_while_another_stream_of_the_process_is_held) \
+        > "$OUT/sanitizer-stream.log" 2>&1; then
+      echo "memcheck PASS multi_gpu_stream_tests (force network $force)"; grep -E "passed|ERROR SUMMARY" "$OUT/sanitizer-stream.log" | sort | uniq -c
+    else
+      status=1; echo "memcheck FAIL multi_gpu_stream_tests (force network $force)"; tail -60 "$OUT/sanitizer-stream.log"
+    fi
+  done
+  rm -f "$OUT/sanitizer-stream.log"
+fi
 
 # Several nodes on one machine: the processes split into 2 emulated nodes (DCUDA_EMULATE_NODES),
 # which reach each other only through the network path, with MPI itself over TCP between them.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "dcuda/detail/protocol/limits.h"
+#include "runtime/diagnostics.h"
 #include "runtime/driver_api.h"
 #include "runtime/error.h"
 #include "runtime/polling_thread.h"
@@ -32,6 +33,34 @@ const char* const thread_call = "the stream-ordered operations through the netwo
 // and its writes); what the thread does next reads memory as of that write.
 std::uint32_t load_acquire(std::uint32_t* word) {
   return std::atomic_ref<std::uint32_t>(*word).load(std::memory_order_acquire);
+}
+
+// DCUDA_DEBUG=TRACE: each step the thread takes for an operation, so that a stream that never
+// goes on shows how far its operation got (started, sent, received, counted, released). The text
+// is built only at that level.
+template <typename Describe>
+void trace_step(Describe&& describe) {
+  if (log_enabled(log_level::trace)) trace("stream network: " + describe());
+}
+
+std::string header_text(const stream_message& header) {
+  switch (static_cast<stream_message_kind>(header.kind)) {
+    case stream_message_kind::put:
+      return "put of " + std::to_string(header.size) + " bytes to rank " +
+             std::to_string(header.rank) + " (window " + std::to_string(header.window) +
+             ", offset " + std::to_string(header.offset) + ", tag " + std::to_string(header.tag) +
+             ")";
+    case stream_message_kind::notify:
+      return "notification of tag " + std::to_string(header.tag) + " to rank " +
+             std::to_string(header.rank);
+    case stream_message_kind::acknowledgement:
+      return "acknowledgement";
+    case stream_message_kind::barrier_arrival:
+      return "arrival at barrier " + std::to_string(header.sequence);
+    case stream_message_kind::closing:
+      return "closing";
+  }
+  return "message of kind " + std::to_string(header.kind);
 }
 
 bool test(MPI_Request& request, MPI_Status* status = MPI_STATUS_IGNORE) {
@@ -289,7 +318,25 @@ bool stream_network::take_ready() {
   return worked;
 }
 
+const char* stream_network::kind_name(operation_kind kind) {
+  switch (kind) {
+    case operation_kind::put:
+      return "put";
+    case operation_kind::notify:
+      return "notify";
+    case operation_kind::flush:
+      return "flush";
+    case operation_kind::barrier:
+      return "barrier";
+  }
+  return "operation";
+}
+
 void stream_network::start(operation op) {
+  trace_step([&] {
+    return "operation " + std::to_string(op.sequence) + " (" + kind_name(op.kind) +
+           ") started: its stream reached it";
+  });
   switch (op.kind) {
     case operation_kind::put:
       outgoing_.push_back(std::move(op));
@@ -414,6 +461,9 @@ bool stream_network::receive_headers() {
         message.destination = windows_.at(header.window).first + header.offset;
       }
     }
+    trace_step([&] {
+      return "received from process " + std::to_string(sender) + ": " + header_text(header);
+    });
     // An acknowledgement needs no order with the sender's other messages.
     if (header.kind == static_cast<std::uint32_t>(stream_message_kind::acknowledgement)) {
       ledger_.acknowledged(sender);
@@ -482,7 +532,11 @@ bool stream_network::apply_incoming() {
       if (kind == stream_message_kind::put || kind == stream_message_kind::notify) {
         // A put's bytes are in the window (each piece synchronised above): count, then
         // acknowledge. A notification's tag was checked to be one.
-        if (header.tag >= 0) count_(counter_of_(header.rank, header.tag), copies_.get());
+        if (header.tag >= 0) count_(counter_of_(header.rank, header.tag), counts_.get());
+        trace_step([&] {
+          return "applied from process " + std::to_string(sender) + ": " + header_text(header) +
+                 (header.tag >= 0 ? "; its count is queued" : "");
+        });
         stream_message acknowledgement;
         acknowledgement.kind = static_cast<std::uint32_t>(stream_message_kind::acknowledgement);
         send_header(sender, acknowledgement);
@@ -566,6 +620,8 @@ bool stream_network::close_when_asked() {
 }
 
 void stream_network::release(const operation& op) {
+  trace_step(
+      [&] { return "operation " + std::to_string(op.sequence) + " released: its stream goes on"; });
   // The stream that waits for the word runs on once it sees it: what this thread did for the
   // operation (read the source, counted the acknowledgements) is done before.
   std::atomic_ref<std::uint32_t>(released_.host()[op.slot])
@@ -584,6 +640,8 @@ void stream_network::send_acknowledged(const operation& op) {
 }
 
 void stream_network::send_header(int process, const stream_message& header) {
+  trace_step(
+      [&] { return "sending to process " + std::to_string(process) + ": " + header_text(header); });
   pending_send& send = sends_.emplace_back();
   send.header = header;
   DCUDA_MPI_CHECK(MPI_Isend(&send.header, sizeof send.header, MPI_BYTE, process, header_tag,

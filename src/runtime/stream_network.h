@@ -137,6 +137,7 @@ class stream_network {
   bool poll();
   bool take_ready();
   void start(operation op);
+  static const char* kind_name(operation_kind kind);
   // A flush or a barrier whose turn has come: the acknowledgements it needs, or its arrival sent
   // to every other process; then it waits in waiting_.
   void start_wait(operation op);
@@ -166,7 +167,10 @@ class stream_network {
   bootstrap::mpi_communicator comm_;
   mapped_array<std::uint32_t> ready_;     // [operation_slots], written by the streams
   mapped_array<std::uint32_t> released_;  // [operation_slots], written by the thread
-  cuda_stream copies_;                    // the thread's copies and counts
+  cuda_stream copies_;                    // the thread's staging copies
+  // The thread's counting kernels, on a stream of their own: the next piece's copy need not wait
+  // behind a count (each count is launched after its put's last piece is synchronised).
+  cuda_stream counts_;
 
   // Shared with the program's thread, under mutex_.
   std::mutex mutex_;

@@ -19,11 +19,17 @@ namespace {
 constexpr std::uint32_t tags = protocol::tag_count;
 constexpr unsigned put_threads = 512;
 
-// The kernels start only after the work queued before them on their stream has completed (a
-// put's copy: its bytes are in the target GPU's memory). The release fence, before the count,
-// also orders whatever this GPU wrote before the kernel (a kernel of the same stream); a stream
-// that waits for the count then runs after it, and its work reads memory as of the count.
+// Every kernel here is launched by launch_on_stream, which lets it start before the kernel ahead
+// of it on the stream has ended (programmatic dependent launch, sm_90): each first waits for the
+// work queued before it to complete, as stream order would have done (a put's copy: its bytes are
+// in the target GPU's memory; a kernel's writes), and only then lets the stream's next kernel
+// start its blocks. Between two puts of a stream this hides the second's launch behind the first's
+// copy. The release fence, before the count, also orders whatever this GPU wrote before the
+// kernel (a kernel of the same stream); a stream that waits for the count then runs after it, and
+// its work reads memory as of the count.
 __global__ void count_notification(std::uint32_t* counter) {
+  device::wait_for_prerequisite_grids();
+  device::allow_dependent_launch();
   device::fence_release_sys();
   device::red_relaxed_sys_increment_u32(counter);
 }
@@ -76,6 +82,8 @@ __device__ void copy_with_grid(char* destination, const char* source, std::uint6
 __global__ void __launch_bounds__(put_threads)
     put_and_count(char* destination, const char* source, std::uint64_t size, std::uint32_t* counter,
                   std::uint32_t* arrivals) {
+  device::wait_for_prerequisite_grids();
+  device::allow_dependent_launch();
   copy_with_grid(destination, source, size);
   __syncthreads();
   if (threadIdx.x != 0) return;
@@ -91,8 +99,28 @@ __global__ void __launch_bounds__(put_threads)
 
 // One thread per process: the arrival of this process at a barrier, counted at every process.
 __global__ void count_barrier_arrival(std::uint32_t* const* words) {
+  device::wait_for_prerequisite_grids();
+  device::allow_dependent_launch();
   device::fence_release_sys();
   device::red_relaxed_sys_increment_u32(words[threadIdx.x]);
+}
+
+// Launches `kernel`, one of the kernels above, on `stream`. `early`: with programmatic stream
+// serialization, so that its blocks may start while the stream's kernel ahead of it still runs
+// (the kernel's first wait keeps the order). Only for GPUs that have it (sm_90 and newer).
+template <typename... Params, typename... Args>
+void launch_on_stream(void (*kernel)(Params...), unsigned blocks, unsigned threads,
+                      cudaStream_t stream, bool early, Args... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = early ? 1 : 0;
+  DCUDA_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
 }
 
 [[noreturn]] void refuse(dcuda_error_code code, const char* call, const std::string& text) {
@@ -130,6 +158,7 @@ stream_operations::stream_operations(const process_paths& paths,
       copy_engine_from_(copy_engine_from),
       max_put_blocks_(1),
       flush_remote_writes_(false),
+      early_launch_(false),
       counters_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags + 1),
       taken_by_ranks_(static_cast<std::size_t>(ranks.ranks_of(paths.process_index)) * tags),
       process_counters_(static_cast<std::size_t>(paths.process_count()), nullptr),
@@ -138,13 +167,6 @@ stream_operations::stream_operations(const process_paths& paths,
       target_view_(static_cast<std::size_t>(ranks.world_size())),
       thresholds_(ranks.ranks_of(paths.process_index)),
       watch_(wait_timeout_s, device) {
-  // Loaded now: under CUDA's lazy loading (the default) a kernel is loaded at its first launch,
-  // and a load waits for the GPU's running work, which may be a stream held by a wait for this
-  // very kernel's count: the launch, and the process, would hang.
-  cudaFuncAttributes attributes{};
-  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, count_notification));
-  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, put_and_count));
-  DCUDA_CUDA_CHECK(cudaFuncGetAttributes(&attributes, count_barrier_arrival));
   int flush = 0;
   DCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&flush, cudaDevAttrCanFlushRemoteWrites, device));
   flush_remote_writes_ = flush != 0;
@@ -152,6 +174,10 @@ stream_operations::stream_operations(const process_paths& paths,
   DCUDA_CUDA_CHECK(
       cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   max_put_blocks_ = static_cast<unsigned>(std::max(multiprocessors, 1));
+  int major = 0;
+  DCUDA_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  early_launch_ = major >= 9;
+  launch_each_kernel_once();
   // Zeroed before any process can count here: the exchange below is after it on every process,
   // and so is every stream's work here (cudaMemset may return before it is done, and other
   // streams are not ordered after it).
@@ -191,11 +217,31 @@ stream_operations::stream_operations(const process_paths& paths,
     network_.emplace(
         paths, ranks, device, network_chunk, wait_timeout_s, flush_remote_writes_, watch_,
         [this](int rank, int tag) { return counter_of(rank, tag); },
-        [](std::uint32_t* counter, cudaStream_t stream) {
-          count_notification<<<1, 1, 0, stream>>>(counter);
-          DCUDA_CUDA_CHECK(cudaGetLastError());
+        [early = early_launch_](std::uint32_t* counter, cudaStream_t stream) {
+          launch_on_stream(count_notification, 1, 1, stream, early, counter);
         });
   }
+}
+
+// Under CUDA's lazy loading (the default) a kernel is loaded at its first launch, and a load waits
+// for the GPU's running work, which may be a stream held by a wait for this very kernel's count:
+// the launch, and the process, would hang. Under compute-sanitizer a first launch waits so even
+// for a loaded kernel. So each is launched once now, before any stream waits, on words of its own.
+void stream_operations::launch_each_kernel_once() const {
+  const cudaStream_t stream = view_stream_.get();
+  const device_array<std::uint32_t> words(2);
+  const device_array<std::uint32_t*> arrival_words(1);
+  std::uint32_t* const first = words.get();
+  DCUDA_CUDA_CHECK(
+      cudaMemcpyAsync(arrival_words.get(), &first, sizeof first, cudaMemcpyHostToDevice, stream));
+  DCUDA_CUDA_CHECK(cudaMemsetAsync(words.get(), 0, words.size() * sizeof(std::uint32_t), stream));
+  launch_on_stream(count_notification, 1, 1, stream, early_launch_, words.get());
+  launch_on_stream(put_and_count, 1, put_threads, stream, early_launch_,
+                   reinterpret_cast<char*>(words.get() + 1), static_cast<const char*>(nullptr),
+                   std::uint64_t{0}, words.get(), static_cast<std::uint32_t*>(nullptr));
+  launch_on_stream(count_barrier_arrival, 1, 1, stream, early_launch_,
+                   static_cast<std::uint32_t* const*>(arrival_words.get()));
+  DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 stream_operations::~stream_operations() {
@@ -399,17 +445,15 @@ void stream_operations::put(const char* call, int handle, int rank, std::size_t 
             : static_cast<unsigned>(std::min<std::size_t>(
                   (size + bytes_per_put_block - 1) / bytes_per_put_block, max_put_blocks_));
     std::uint32_t* arrivals = blocks > 1 ? arrival_word(stream) : nullptr;
-    put_and_count<<<blocks, put_threads, 0, stream>>>(destination, static_cast<const char*>(source),
-                                                      size, counter_of(rank, *tag), arrivals);
-    DCUDA_CUDA_CHECK(cudaGetLastError());
+    launch_on_stream(put_and_count, blocks, put_threads, stream, early_launch_, destination,
+                     static_cast<const char*>(source), size, counter_of(rank, *tag), arrivals);
     return;
   }
   if (size > 0) {
     DCUDA_CUDA_CHECK(cudaMemcpyAsync(destination, source, size, cudaMemcpyDefault, stream));
   }
   if (tag) {
-    count_notification<<<1, 1, 0, stream>>>(counter_of(rank, *tag));
-    DCUDA_CUDA_CHECK(cudaGetLastError());
+    launch_on_stream(count_notification, 1, 1, stream, early_launch_, counter_of(rank, *tag));
   }
 }
 
@@ -461,8 +505,8 @@ void stream_operations::barrier(const char* call, cudaStream_t stream) {
     return;
   }
   ++barriers_;
-  count_barrier_arrival<<<1, processes, 0, stream>>>(barrier_words_.get());
-  DCUDA_CUDA_CHECK(cudaGetLastError());
+  launch_on_stream(count_barrier_arrival, 1, processes, stream, early_launch_,
+                   static_cast<std::uint32_t* const*>(barrier_words_.get()));
   const std::uint32_t needed = barriers_ * processes;
   const std::uint32_t* word = counters_.get() + (counters_.size() - 1);
   watch_.begin_wait(stream, {call,

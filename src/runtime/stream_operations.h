@@ -20,6 +20,9 @@
 //                  process's word counts every process's arrival at this barrier.
 // Where some process is reached through the network, the operations to it, and every barrier, go
 // through that path's thread instead (runtime/stream_network.h).
+// The kernels may start while the stream's kernel ahead of them still runs (programmatic
+// dependent launch) and wait inside for it to complete: back-to-back operations of a stream
+// overlap one's launch with the other's work, in the same order.
 // So the GPU itself keeps stream order and lets every stream go on as soon as it can: operations
 // complete in the order their streams reach them, whatever order the host issued them in.
 //
@@ -105,6 +108,10 @@ class stream_operations {
   void barrier(const char* call, cudaStream_t stream);
 
  private:
+  // Launches each of the kernels once, on words of their own, and waits for them (lazy loading,
+  // compute-sanitizer: a first launch waits for the GPU's running work).
+  void launch_each_kernel_once() const;
+
   // How many bytes from `source` a put_notify kernel on this GPU may read: any from its own
   // memory, single_block_put_limit from mapped pinned host memory, none from pageable host memory
   // (which only the copy engines' path takes).
@@ -132,6 +139,7 @@ class stream_operations {
   std::size_t copy_engine_from_;
   unsigned max_put_blocks_;   // the GPU's multiprocessors
   bool flush_remote_writes_;  // the GPU supports CU_STREAM_WAIT_VALUE_FLUSH
+  bool early_launch_;         // the GPU has programmatic dependent launch (launch_on_stream)
   device_array<std::uint32_t> counters_;
   device_array<std::uint32_t> taken_by_ranks_;    // [ranks][tag_count], written by the ranks
   peer_mappings mappings_;                        // the peers' counters and windows

@@ -49,6 +49,18 @@ __global__ void gate_kernel(const volatile int* gate) {
   wait_at_gate(gate);
 }
 
+// As a user's kernel that uses programmatic dependent launch may: lets the stream's next kernel
+// start at once, then writes its bytes only once the host opens the gate. A kernel after it that
+// reads the bytes without waiting for this one to complete reads them too early.
+__global__ void early_trigger_fill_kernel(unsigned char* bytes, int size, int seed,
+                                          const volatile int* gate) {
+  cudaTriggerProgrammaticLaunchCompletion();
+  if (!wait_at_gate(gate)) return;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += gridDim.x * blockDim.x) {
+    bytes[i] = static_cast<unsigned char>(i * 7 + seed);
+  }
+}
+
 // Loads the test's kernels before any stream waits: under CUDA's lazy loading a kernel's first
 // launch waits for the GPU's running work (docs/api.md), which a held stream never finishes.
 // A blocking stream (cudaStreamCreate): the legacy default stream and it wait for each other.
@@ -65,6 +77,7 @@ void load_kernels() {
   GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
   GPU_CHECK(cudaFuncGetAttributes(&attributes, count_wrong_kernel));
   GPU_CHECK(cudaFuncGetAttributes(&attributes, gate_kernel));
+  GPU_CHECK(cudaFuncGetAttributes(&attributes, early_trigger_fill_kernel));
 }
 
 template <typename T>
@@ -117,6 +130,87 @@ DCUDA_TEST(stream_ordered_puts_land_between_the_kernels_of_their_stream) {
   count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data + 100, 3000, 40, wrong.data);
   GPU_CHECK(cudaStreamSynchronize(held.stream));
   DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  dcuda_host_win_free(context, win);
+  dcuda_host_finish(context);
+}
+
+// dcuda's stream kernels may start before the kernel ahead of them ends: they must still read
+// the source only once that kernel is complete, even when it lets them start at once.
+DCUDA_TEST(a_put_reads_its_source_after_a_kernel_that_lets_the_next_one_start_early) {
+  require_gpu();
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  constexpr int window_bytes = 8 << 20;
+  device_buffer<unsigned char> window(window_bytes);
+  device_buffer<unsigned char> source(window_bytes);
+  device_buffer<int> wrong(1);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, window_bytes, &win);
+  stream_holder held;
+  const int me = info.rank_start;
+  // One block, several, a full grid; a notification alone after the last.
+  int round = 0;
+  for (int size : {8, 200000, window_bytes}) {
+    const mapped_gate gate;
+    early_trigger_fill_kernel<<<64, 256, 0, held.stream>>>(source.data, size, round, gate.device);
+    dcuda_put_notify_on_stream(context, win, me + 1, 0, size, source.data, 6, held.stream);
+    dcuda_wait_notifications_on_stream(context, me + 1, 6, 1, held.stream);
+    count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data, size, round, wrong.data);
+    // Long enough for the put's kernel to start and, were it not waiting, to copy.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gate.open();
+    GPU_CHECK(cudaStreamSynchronize(held.stream));
+    DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+    ++round;
+  }
+  dcuda_host_win_free(context, win);
+  dcuda_host_finish(context);
+}
+
+// Back-to-back puts of one stream into the same bytes land in their order (each kernel starts
+// its copy after the one before has ended), and each counts once.
+DCUDA_TEST(back_to_back_puts_into_the_same_bytes_land_in_stream_order) {
+  require_gpu();
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = start_context(info);
+  constexpr int size = 4 << 20;
+  constexpr int puts = 12;
+  device_buffer<unsigned char> window(size);
+  device_buffer<unsigned char> sources(static_cast<std::size_t>(puts) * size);
+  device_buffer<int> wrong(1);
+  dcuda_win win = DCUDA_WIN_NONE;
+  dcuda_host_win_create(context, window.data, size, &win);
+  stream_holder sender;
+  stream_holder receiver;
+  const int me = info.rank_start;
+  for (int k = 0; k < puts; ++k) {
+    fill_kernel<<<64, 256, 0, sender.stream>>>(sources.data + static_cast<std::size_t>(k) * size,
+                                               size, 100 + k);
+  }
+  // Alternately a full grid and a smaller one, so that a copy that overtook the one before it
+  // would leave the wrong bytes at least at the start of the window.
+  for (int k = 0; k < puts; ++k) {
+    const int bytes = k % 2 == 0 ? size : size / 4;
+    dcuda_put_notify_on_stream(context, win, me, 0, bytes,
+                               sources.data + static_cast<std::size_t>(k) * size, 7, sender.stream);
+  }
+  dcuda_wait_notifications_on_stream(context, me, 7, puts, receiver.stream);
+  // The last put (a quarter) over the one before it (the whole window).
+  count_wrong_kernel<<<64, 256, 0, receiver.stream>>>(window.data, size / 4, 100 + puts - 1,
+                                                      wrong.data);
+  GPU_CHECK(cudaStreamSynchronize(receiver.stream));
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  GPU_CHECK(cudaMemset(wrong.data, 0, sizeof(int)));
+  count_wrong_kernel<<<64, 256, 0, receiver.stream>>>(window.data + size / 4, size - size / 4,
+                                                      100 + puts - 2, wrong.data);
+  GPU_CHECK(cudaStreamSynchronize(receiver.stream));
+  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+  // Each put counted once: a further wait stays pending until one more notification.
+  dcuda_wait_notifications_on_stream(context, me, 7, 1, receiver.stream);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  DCUDA_CHECK(cudaStreamQuery(receiver.stream) == cudaErrorNotReady);
+  dcuda_notify_on_stream(context, win, me, 7, sender.stream);
+  GPU_CHECK(cudaStreamSynchronize(receiver.stream));
   dcuda_host_win_free(context, win);
   dcuda_host_finish(context);
 }

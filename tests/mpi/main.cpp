@@ -3,5 +3,5 @@
 
 int main(int argc, char** argv) {
   dcuda::bootstrap::mpi_session mpi(&argc, &argv);
-  return mpi_test::run_collectively();
+  return mpi_test::run_collectively(argc, argv);
 }

@@ -2,12 +2,14 @@
 // prints one line per case and the summary "N passed, N failed, N skipped". A case that fails on
 // some process prints why and aborts the whole job (MPI_Abort): the other processes may be waiting
 // in a collective call of the case that the failed process will never make, so carrying on would
-// hang instead of failing.
+// hang instead of failing. Every process gets the same arguments: `--case NAME` runs one case,
+// `--except NAME` (repeatable) all but those, `--list` prints the names (process 0).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,12 +30,29 @@ inline int process_count() {
   return count;
 }
 
-// Runs the cases registered with DCUDA_TEST collectively. A case skips (dcuda_test::skip) in
-// every process alike: it decides from what every process sees the same way.
-inline int run_collectively() {
+// Runs the cases registered with DCUDA_TEST collectively (those the arguments select). A case
+// skips (dcuda_test::skip) in every process alike: it decides from what every process sees the
+// same way.
+inline int run_collectively(int argc, char** argv) {
+  const char* only = nullptr;
+  std::vector<std::string> excepted;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--list") == 0) {
+      if (process_index() == 0) {
+        for (const auto& test : dcuda_test::registry()) std::printf("%s\n", test.name);
+      }
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) only = argv[++i];
+    if (std::strcmp(argv[i], "--except") == 0 && i + 1 < argc) excepted.emplace_back(argv[++i]);
+  }
   int passed = 0;
   int skipped = 0;
   for (const auto& test : dcuda_test::registry()) {
+    if (only != nullptr && std::strcmp(only, test.name) != 0) continue;
+    bool is_excepted = false;
+    for (const std::string& name : excepted) is_excepted = is_excepted || name == test.name;
+    if (is_excepted) continue;
     try {
       test.body();
     } catch (const dcuda_test::skip& reason) {

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
-  const int result = mpi_test::run_collectively();
+  const int result = mpi_test::run_collectively(argc, argv);
   MPI_Finalize();
   return result;
 }

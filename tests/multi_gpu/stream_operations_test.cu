@@ -51,6 +51,15 @@ __global__ void count_wrong_kernel(const unsigned char* bytes, std::uint64_t siz
   }
 }
 
+// Launches the plain kernels of this file once and waits for them, before any stream waits:
+// under CUDA's lazy loading a kernel's first launch waits for the GPU's running work, and under
+// compute-sanitizer it does so even when the kernel is loaded (docs/api.md).
+void launch_kernels_once() {
+  fill_kernel<<<1, 1>>>(nullptr, 0, 0, 0);
+  count_wrong_kernel<<<1, 1>>>(nullptr, 0, 0, 0, nullptr);
+  GPU_CHECK(cudaDeviceSynchronize());
+}
+
 // A context with a host window of `processes * chunk` bytes, a source buffer and a stream.
 struct stream_job {
   dcuda_rank_info info{};
@@ -64,13 +73,9 @@ struct stream_job {
   std::uint64_t chunk;
 
   explicit stream_job(std::uint64_t chunk_bytes) : chunk(chunk_bytes) {
-    // Loaded before any stream waits: under CUDA's lazy loading a kernel's first launch waits
-    // for the GPU's running work (docs/api.md).
-    cudaFuncAttributes attributes{};
-    GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
-    GPU_CHECK(cudaFuncGetAttributes(&attributes, count_wrong_kernel));
     context =
         gpu_test::start_dcuda(idle_kernel, 64, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+    launch_kernels_once();  // on the GPU the context chose
     rank_starts.resize(static_cast<std::size_t>(process_count()));
     MPI_Allgather(&info.rank_start, 1, MPI_INT, rank_starts.data(), 1, MPI_INT, MPI_COMM_WORLD);
     GPU_CHECK(cudaMalloc(&window, chunk * static_cast<std::uint64_t>(process_count())));
@@ -182,10 +187,9 @@ DCUDA_TEST(a_ranks_wait_counts_the_host_notifications_of_every_process) {
   gpu_test::require_gpu();
   constexpr std::uint64_t chunk = std::uint64_t{1} << 16;
   dcuda_rank_info info{};
-  cudaFuncAttributes attributes{};
-  GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
   dcuda_host_context_handle context = gpu_test::start_dcuda(
       host_notification_kernel, 128, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+  launch_kernels_once();  // on the GPU the context chose
   const int me = process_index();
   const int processes = process_count();
   std::vector<int> rank_starts(static_cast<std::size_t>(processes));
@@ -282,11 +286,9 @@ DCUDA_TEST(a_stream_wait_counts_the_put_notify_of_ranks_of_every_process) {
   const int processes = process_count();
   DCUDA_CHECK(processes <= max_processes);
   dcuda_rank_info info{};
-  cudaFuncAttributes attributes{};
-  GPU_CHECK(cudaFuncGetAttributes(&attributes, fill_kernel));
-  GPU_CHECK(cudaFuncGetAttributes(&attributes, count_wrong_kernel));
   dcuda_host_context_handle context = gpu_test::start_dcuda(
       rank_put_kernel, 128, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+  launch_kernels_once();  // on the GPU the context chose
   rank_put_data data{};
   data.me = me;
   data.processes = processes;
@@ -373,9 +375,13 @@ DCUDA_TEST(a_ready_stream_put_goes_while_another_stream_of_the_process_is_held) 
   constexpr int free_tag = 9;
   unsigned char* second_source = nullptr;
   GPU_CHECK(cudaMalloc(&second_source, chunk));
-  cudaFuncAttributes loaded{};  // before any stream waits (lazy loading, docs/api.md)
-  GPU_CHECK(cudaFuncGetAttributes(&loaded, gate_kernel));
   gpu_test::mapped_gate gate;
+  {  // launched once before any stream waits, as launch_kernels_once does, through an open gate
+    const gpu_test::mapped_gate open;
+    open.open();
+    gate_kernel<<<1, 1>>>(open.device);
+    GPU_CHECK(cudaDeviceSynchronize());
+  }
   gpu_test::stream_holder held;
   gpu_test::stream_holder check;
   // Stream `held`: a kernel that waits for the host, then a put_notify into the first chunk of

@@ -138,4 +138,27 @@ __device__ inline void fence_acquire_sys() {
 #endif
 }
 
+// ---- launch order ----
+
+// Programmatic dependent launch (sm_90): a kernel launched with programmatic stream
+// serialization may start while the kernel ahead of it on its stream still runs. This wait holds
+// the calling thread until every grid it depends on has completed and its memory operations are
+// visible to it, as stream order would have made them at the kernel's start; nothing the kernel
+// reads or writes may come before it. In a kernel launched without the attribute it returns at
+// once. Older GPUs have no early launch: nothing to wait for.
+__device__ inline void wait_for_prerequisite_grids() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the kernel after this one on the stream, if it was launched with programmatic stream
+// serialization, start its blocks now instead of when this kernel ends. Orders no memory: that
+// kernel's wait_for_prerequisite_grids still waits for this whole grid and its writes.
+__device__ inline void allow_dependent_launch() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 }  // namespace dcuda::device
