@@ -16,6 +16,19 @@ using dcuda::protocol::type_layout;
 constexpr unsigned threads_per_block = 256;
 constexpr unsigned warps_per_block = threads_per_block / 32;
 constexpr unsigned max_blocks = 2048;
+// The long-run kernel's smallest chunk. A warp copies its chunk's runs one after another, each
+// waiting for its data: with 4 KiB chunks a small listed layout (a 4 MiB triangle: 1,025 chunks,
+// a block of 8 warps per multiprocessor) left most of the GPU idle, and its chunks of short rows
+// waited on up to 16 of them in turn. Smaller chunks give such a copy more warps and each fewer
+// runs. A strided layout's runs are all alike, so a smaller chunk only cuts them into more pieces
+// (a 16 MiB column block: 0.74 → 0.56 of cudaMemcpy): it keeps 4 KiB. A large copy's chunks grow
+// with each warp's share as before (protocol::chunk_for). Measured: docs/performance.md.
+constexpr std::uint64_t listed_long_run_chunk_bytes = 1024;
+
+__host__ __device__ inline std::uint64_t long_run_smallest_chunk(const type_layout& layout) {
+  return layout.kind == dcuda::protocol::layout_kind::listed ? listed_long_run_chunk_bytes
+                                                             : dcuda::protocol::typed_chunk_bytes;
+}
 
 // `types`: the GPU's table of committed types. The handle is looked up again here: a type freed
 // (and its slot reused) between the host's check and this kernel must not be read as another
@@ -119,7 +132,8 @@ __global__ void __launch_bounds__(threads_per_block, long_run_blocks_per_sm)
   const std::uint64_t total = count * typed.size;
   const unsigned lane = threadIdx.x % 32;
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * warps_per_block;
-  const std::uint64_t chunk_bytes = protocol::chunk_for(total, static_cast<std::uint32_t>(warps));
+  const std::uint64_t chunk_bytes =
+      protocol::chunk_for(total, static_cast<std::uint32_t>(warps), long_run_smallest_chunk(typed));
   // A run shorter than one word per lane inside a chunk leaves lanes idle, and many in a row
   // would keep the warp waiting on one after another: from the first one on, the lanes take the
   // chunk's runs one each. The chunk's first and last pieces, runs cut by its edges, do not count.
@@ -204,10 +218,6 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
     DCUDA_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
   }
   const dcuda::protocol::type_entry* table = registry.device_table(device);
-  const std::uint64_t chunks =
-      (bytes + dcuda::protocol::typed_chunk_bytes - 1) / dcuda::protocol::typed_chunk_bytes;
-  const auto blocks = static_cast<unsigned>(
-      std::min<std::uint64_t>((chunks + warps_per_block - 1) / warps_per_block, max_blocks));
   const dcuda::runtime::device_scope on_device(device);
   const type_layout contiguous = dcuda::protocol::contiguous_layout(bytes);
   const std::uint32_t width = dcuda::protocol::copy_width(layout, contiguous, typed, packed);
@@ -215,6 +225,12 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
   auto* const packed_bytes = static_cast<char*>(const_cast<void*>(packed));
   const bool long_runs = dcuda::protocol::copy_mode(layout, contiguous) ==
                          dcuda::protocol::typed_copy_mode::lanes_together;
+  // A warp per smallest chunk, as many as max_blocks allow.
+  const std::uint64_t smallest_chunk =
+      long_runs ? long_run_smallest_chunk(layout) : dcuda::protocol::typed_chunk_bytes;
+  const std::uint64_t chunks = (bytes + smallest_chunk - 1) / smallest_chunk;
+  const auto blocks = static_cast<unsigned>(
+      std::min<std::uint64_t>((chunks + warps_per_block - 1) / warps_per_block, max_blocks));
   if (long_runs) {
     launch_long_run_kernel(width, blocks, stream, table, type, elements, typed_bytes, packed_bytes,
                            packing);

@@ -264,4 +264,9 @@ DCUDA_TEST(typed_copy_chunks_grow_with_each_workers_share) {
   DCUDA_CHECK_EQ(chunk_for(1, 1), protocol::typed_chunk_bytes);
   DCUDA_CHECK_EQ(chunk_for(std::uint64_t{1} << 40, 3), protocol::largest_chunk_bytes);
   static_assert(protocol::largest_chunk_bytes % protocol::typed_chunk_bytes == 0);
+  // A smaller smallest chunk: shares rounded up to whole ones of it, still capped at the largest.
+  DCUDA_CHECK_EQ(chunk_for(std::uint64_t{4} << 20, 4104, 1024), std::uint64_t{1024});
+  DCUDA_CHECK_EQ(chunk_for(std::uint64_t{4} << 20, 1000, 1024), std::uint64_t{5120});
+  DCUDA_CHECK_EQ(chunk_for(1, 1, 1024), std::uint64_t{1024});
+  DCUDA_CHECK_EQ(chunk_for(std::uint64_t{1} << 40, 3, 1024), protocol::largest_chunk_bytes);
 }

@@ -25,13 +25,13 @@ inline constexpr std::uint64_t largest_chunk_bytes = 16384;
 static_assert(run_index_bytes == typed_chunk_bytes, "the run index is sized to the copy's chunks");
 
 // The chunk of a copy of `bytes` shared among `workers`: each worker's share rounded up to whole
-// smallest chunks, within [typed_chunk_bytes, largest_chunk_bytes].
-DCUDA_HD inline std::uint64_t chunk_for(std::uint64_t bytes, std::uint32_t workers) {
+// smallest chunks (`smallest`, typed_chunk_bytes unless a copy of many workers asks for less),
+// within [smallest, largest_chunk_bytes].
+DCUDA_HD inline std::uint64_t chunk_for(std::uint64_t bytes, std::uint32_t workers,
+                                        std::uint64_t smallest = typed_chunk_bytes) {
   const std::uint64_t share = quotient(bytes + workers - 1, workers);
-  const std::uint64_t chunk =
-      quotient(share + typed_chunk_bytes - 1, typed_chunk_bytes) * typed_chunk_bytes;
-  return chunk < typed_chunk_bytes ? typed_chunk_bytes
-                                   : (chunk > largest_chunk_bytes ? largest_chunk_bytes : chunk);
+  const std::uint64_t chunk = quotient(share + smallest - 1, smallest) * smallest;
+  return chunk < smallest ? smallest : (chunk > largest_chunk_bytes ? largest_chunk_bytes : chunk);
 }
 
 // Words a lane loads before it stores any: reads in flight keep the memory (or the link) busy
