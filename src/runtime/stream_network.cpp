@@ -43,26 +43,6 @@ void trace_step(Describe&& describe) {
   if (log_enabled(log_level::trace)) trace("stream network: " + describe());
 }
 
-std::string header_text(const stream_message& header) {
-  switch (static_cast<stream_message_kind>(header.kind)) {
-    case stream_message_kind::put:
-      return "put of " + std::to_string(header.size) + " bytes to rank " +
-             std::to_string(header.rank) + " (window " + std::to_string(header.window) +
-             ", offset " + std::to_string(header.offset) + ", tag " + std::to_string(header.tag) +
-             ")";
-    case stream_message_kind::notify:
-      return "notification of tag " + std::to_string(header.tag) + " to rank " +
-             std::to_string(header.rank);
-    case stream_message_kind::acknowledgement:
-      return "acknowledgement";
-    case stream_message_kind::barrier_arrival:
-      return "arrival at barrier " + std::to_string(header.sequence);
-    case stream_message_kind::closing:
-      return "closing";
-  }
-  return "message of kind " + std::to_string(header.kind);
-}
-
 bool test(MPI_Request& request, MPI_Status* status = MPI_STATUS_IGNORE) {
   if (request == MPI_REQUEST_NULL) return true;
   int done = 0;
@@ -462,7 +442,7 @@ bool stream_network::receive_headers() {
       }
     }
     trace_step([&] {
-      return "received from process " + std::to_string(sender) + ": " + header_text(header);
+      return "received from process " + std::to_string(sender) + ": " + stream_message_text(header);
     });
     // An acknowledgement needs no order with the sender's other messages.
     if (header.kind == static_cast<std::uint32_t>(stream_message_kind::acknowledgement)) {
@@ -534,8 +514,8 @@ bool stream_network::apply_incoming() {
         // acknowledge. A notification's tag was checked to be one.
         if (header.tag >= 0) count_(counter_of_(header.rank, header.tag), counts_.get());
         trace_step([&] {
-          return "applied from process " + std::to_string(sender) + ": " + header_text(header) +
-                 (header.tag >= 0 ? "; its count is queued" : "");
+          return "applied from process " + std::to_string(sender) + ": " +
+                 stream_message_text(header) + (header.tag >= 0 ? "; its count is queued" : "");
         });
         stream_message acknowledgement;
         acknowledgement.kind = static_cast<std::uint32_t>(stream_message_kind::acknowledgement);
@@ -640,8 +620,9 @@ void stream_network::send_acknowledged(const operation& op) {
 }
 
 void stream_network::send_header(int process, const stream_message& header) {
-  trace_step(
-      [&] { return "sending to process " + std::to_string(process) + ": " + header_text(header); });
+  trace_step([&] {
+    return "sending to process " + std::to_string(process) + ": " + stream_message_text(header);
+  });
   pending_send& send = sends_.emplace_back();
   send.header = header;
   DCUDA_MPI_CHECK(MPI_Isend(&send.header, sizeof send.header, MPI_BYTE, process, header_tag,

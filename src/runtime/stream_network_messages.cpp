@@ -58,6 +58,24 @@ std::optional<std::string> check_target(const stream_message& message,
 
 }  // namespace
 
+std::string stream_message_text(const stream_message& message) {
+  const std::string kind = kind_name(message.kind);
+  switch (static_cast<stream_message_kind>(message.kind)) {
+    case stream_message_kind::put:
+      return kind + " of " + std::to_string(message.size) + " bytes to rank " +
+             std::to_string(message.rank) + " (window " + std::to_string(message.window) +
+             ", offset " + std::to_string(message.offset) + ", tag " + std::to_string(message.tag) +
+             ")";
+    case stream_message_kind::notify:
+      return kind + " of tag " + std::to_string(message.tag) + " to rank " +
+             std::to_string(message.rank);
+    case stream_message_kind::barrier_arrival:
+      return kind + " " + std::to_string(message.sequence);
+    default:
+      return kind;
+  }
+}
+
 std::optional<std::string> check_stream_message(const stream_message& message,
                                                 const stream_message_context& context) {
   std::optional<std::string> wrong;

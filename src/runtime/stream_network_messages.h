@@ -54,6 +54,9 @@ struct stream_message_context {
 std::optional<std::string> check_stream_message(const stream_message& message,
                                                 const stream_message_context& context);
 
+// The header in words, for the network thread's trace: its kind and the fields the kind uses.
+std::string stream_message_text(const stream_message& message);
+
 // Per target process: the puts this process sent through the network, and how many of them the
 // target has acknowledged (applied to its window). A flush waits until the acknowledgements cover
 // what was sent when it was reached.

@@ -18,6 +18,7 @@ using dcuda::runtime::stream_barrier_tally;
 using dcuda::runtime::stream_message;
 using dcuda::runtime::stream_message_context;
 using dcuda::runtime::stream_message_kind;
+using dcuda::runtime::stream_message_text;
 using dcuda::runtime::stream_put_ledger;
 using dcuda_test::contains;
 
@@ -109,6 +110,24 @@ DCUDA_TEST(stream_messages_no_dcuda_sender_makes_are_refused_by_name) {
   DCUDA_CHECK(contains(wrong(arrival, context), "met here"));
   arrival.sequence = 5 + (std::uint64_t{1} << 20);
   DCUDA_CHECK(!check_stream_message(arrival, context));
+}
+
+// The network thread's trace names each header by its kind and the fields the kind uses.
+DCUDA_TEST(stream_messages_read_as_text_name_their_kind_and_fields) {
+  DCUDA_CHECK_EQ(stream_message_text(put(5, 300, 8, 16, 2)),
+                 std::string("put of 16 bytes to rank 5 (window 300, offset 8, tag 2)"));
+  stream_message notification;
+  notification.kind = static_cast<std::uint32_t>(stream_message_kind::notify);
+  notification.rank = 4;
+  notification.tag = 9;
+  DCUDA_CHECK_EQ(stream_message_text(notification), std::string("notify of tag 9 to rank 4"));
+  stream_message arrival;
+  arrival.kind = static_cast<std::uint32_t>(stream_message_kind::barrier_arrival);
+  arrival.sequence = 3;
+  DCUDA_CHECK_EQ(stream_message_text(arrival), std::string("barrier arrival 3"));
+  stream_message unknown;
+  unknown.kind = 77;
+  DCUDA_CHECK_EQ(stream_message_text(unknown), std::string("kind 77"));
 }
 
 DCUDA_TEST(a_flush_waits_for_the_acknowledgements_of_what_was_sent_before_it) {

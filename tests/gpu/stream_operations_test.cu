@@ -92,6 +92,30 @@ struct device_buffer {
   device_buffer& operator=(const device_buffer&) = delete;
 };
 
+// A context, a host window of `bytes` over the whole of `window`, a source of as many bytes and
+// a count of wrong bytes; the window freed and the context finished at the end.
+struct window_job {
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = nullptr;
+  device_buffer<unsigned char> window;
+  device_buffer<unsigned char> source;
+  device_buffer<int> wrong{1};
+  dcuda_win win = DCUDA_WIN_NONE;
+
+  explicit window_job(int bytes)
+      : context(start_context(info)),
+        window(static_cast<std::size_t>(bytes)),
+        source(static_cast<std::size_t>(bytes)) {
+    dcuda_host_win_create(context, window.data, bytes, &win);
+  }
+  ~window_job() {
+    dcuda_host_win_free(context, win);
+    dcuda_host_finish(context);
+  }
+  window_job(const window_job&) = delete;
+  window_job& operator=(const window_job&) = delete;
+};
+
 int read_back(const int* value) {
   int host = 0;
   GPU_CHECK(cudaMemcpy(&host, value, sizeof host, cudaMemcpyDeviceToHost));
@@ -102,69 +126,57 @@ int read_back(const int* value) {
 
 DCUDA_TEST(stream_ordered_puts_land_between_the_kernels_of_their_stream) {
   require_gpu();
-  dcuda_rank_info info{};
-  dcuda_host_context_handle context = start_context(info);
   constexpr int window_bytes = 1 << 20;
-  device_buffer<unsigned char> window(window_bytes);
-  device_buffer<unsigned char> source(window_bytes);
-  device_buffer<int> wrong(1);
-  dcuda_win win = DCUDA_WIN_NONE;
-  dcuda_host_win_create(context, window.data, window_bytes, &win);
+  const window_job job(window_bytes);
   stream_holder held;
-  const int me = info.rank_start;
+  const int me = job.info.rank_start;
   // Sizes from one byte to the whole window, each at an offset of its own: written by a kernel of
   // the stream, put, waited for on the stream, checked by the next kernel of the stream.
   int round = 0;
   for (int size : {1, 8, 4096, 65536, window_bytes - 4096}) {
     const int offset = size == window_bytes - 4096 ? 4096 : 4096 - size % 4096;
-    fill_kernel<<<64, 256, 0, held.stream>>>(source.data, size, round);
-    dcuda_put_notify_on_stream(context, win, me + 1, offset, size, source.data, 5, held.stream);
-    dcuda_wait_notifications_on_stream(context, me + 1, 5, 1, held.stream);
-    count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data + offset, size, round, wrong.data);
+    fill_kernel<<<64, 256, 0, held.stream>>>(job.source.data, size, round);
+    dcuda_put_notify_on_stream(job.context, job.win, me + 1, offset, size, job.source.data, 5,
+                               held.stream);
+    dcuda_wait_notifications_on_stream(job.context, me + 1, 5, 1, held.stream);
+    count_wrong_kernel<<<64, 256, 0, held.stream>>>(job.window.data + offset, size, round,
+                                                    job.wrong.data);
     ++round;
   }
   // A plain put, ordered by the stream (and the flush) before the kernel after it.
-  fill_kernel<<<64, 256, 0, held.stream>>>(source.data, 3000, 40);
-  dcuda_put_on_stream(context, win, me, 100, 3000, source.data, held.stream);
-  dcuda_win_flush_on_stream(context, win, held.stream);
-  count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data + 100, 3000, 40, wrong.data);
+  fill_kernel<<<64, 256, 0, held.stream>>>(job.source.data, 3000, 40);
+  dcuda_put_on_stream(job.context, job.win, me, 100, 3000, job.source.data, held.stream);
+  dcuda_win_flush_on_stream(job.context, job.win, held.stream);
+  count_wrong_kernel<<<64, 256, 0, held.stream>>>(job.window.data + 100, 3000, 40, job.wrong.data);
   GPU_CHECK(cudaStreamSynchronize(held.stream));
-  DCUDA_CHECK_EQ(read_back(wrong.data), 0);
-  dcuda_host_win_free(context, win);
-  dcuda_host_finish(context);
+  DCUDA_CHECK_EQ(read_back(job.wrong.data), 0);
 }
 
 // dcuda's stream kernels may start before the kernel ahead of them ends: they must still read
 // the source only once that kernel is complete, even when it lets them start at once.
 DCUDA_TEST(a_put_reads_its_source_after_a_kernel_that_lets_the_next_one_start_early) {
   require_gpu();
-  dcuda_rank_info info{};
-  dcuda_host_context_handle context = start_context(info);
   constexpr int window_bytes = 8 << 20;
-  device_buffer<unsigned char> window(window_bytes);
-  device_buffer<unsigned char> source(window_bytes);
-  device_buffer<int> wrong(1);
-  dcuda_win win = DCUDA_WIN_NONE;
-  dcuda_host_win_create(context, window.data, window_bytes, &win);
+  const window_job job(window_bytes);
   stream_holder held;
-  const int me = info.rank_start;
-  // One block, several, a full grid; a notification alone after the last.
+  const int me = job.info.rank_start;
+  // One block, several blocks, a full grid.
   int round = 0;
   for (int size : {8, 200000, window_bytes}) {
     const mapped_gate gate;
-    early_trigger_fill_kernel<<<64, 256, 0, held.stream>>>(source.data, size, round, gate.device);
-    dcuda_put_notify_on_stream(context, win, me + 1, 0, size, source.data, 6, held.stream);
-    dcuda_wait_notifications_on_stream(context, me + 1, 6, 1, held.stream);
-    count_wrong_kernel<<<64, 256, 0, held.stream>>>(window.data, size, round, wrong.data);
+    early_trigger_fill_kernel<<<64, 256, 0, held.stream>>>(job.source.data, size, round,
+                                                           gate.device);
+    dcuda_put_notify_on_stream(job.context, job.win, me + 1, 0, size, job.source.data, 6,
+                               held.stream);
+    dcuda_wait_notifications_on_stream(job.context, me + 1, 6, 1, held.stream);
+    count_wrong_kernel<<<64, 256, 0, held.stream>>>(job.window.data, size, round, job.wrong.data);
     // Long enough for the put's kernel to start and, were it not waiting, to copy.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     gate.open();
     GPU_CHECK(cudaStreamSynchronize(held.stream));
-    DCUDA_CHECK_EQ(read_back(wrong.data), 0);
+    DCUDA_CHECK_EQ(read_back(job.wrong.data), 0);
     ++round;
   }
-  dcuda_host_win_free(context, win);
-  dcuda_host_finish(context);
 }
 
 // Back-to-back puts of one stream into the same bytes land in their order (each kernel starts
