@@ -1,7 +1,9 @@
 // local_latency: thesis table 5.1, rows 1 and 4 (device-local notified access and notify).
 //
 // Rank 0 and rank 1 of one GPU ping-pong: rank 0 sends (dcuda_put_notify of `size` bytes, or
-// dcuda_notify) and waits for the answer (dcuda_wait_notifications); rank 1 mirrors it. Rank 0
+// dcuda_notify) and waits for the answer (dcuda_wait_notifications); rank 1 mirrors it. Then the
+// same with the thread-scoped calls (messages up to DCUDA_THREAD_PUT_LIMIT bytes), framed by
+// block barriers as the reference frames its flag. Rank 0
 // times each repetition of round trips with the GPU's global timer; one-way latency is round
 // trip / 2, the median over the repetitions. It runs twice: with 2 ranks on the GPU, and with
 // every resident rank (the others only create and free the window, then wait in the barrier of
@@ -65,6 +67,7 @@ struct latency_run {
 // Largest message whose row is measured against the reference through dcuda's own words too.
 constexpr std::size_t largest_matched_message = 64;
 
+template <call_scope scope>
 __global__ void latency_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
@@ -88,8 +91,9 @@ __global__ void latency_kernel(dcuda_context_handle dcuda) {
   }
   unsigned char* window =
       pinging ? run->windows + static_cast<std::size_t>(rank) * 2 * size : nullptr;
-  run_notified_ping_pong(gst, ping_pong_role{pinging, rank == 0, 1 - rank}, op, size, window, rank,
-                         run->warmup, run->round_trips, run->repetition_ns, &run->mismatches);
+  run_notified_ping_pong<scope>(gst, ping_pong_role{pinging, rank == 0, 1 - rank}, op, size, window,
+                                rank, run->warmup, run->round_trips, run->repetition_ns,
+                                &run->mismatches);
   dcuda_gpu_finish(gst);
 }
 
@@ -108,8 +112,9 @@ struct measured_row {
 };
 
 // One row: dcuda and its reference, alternately, so both see the same GPU state.
+// `form`: how the label names the calls' form in a failure message ("" for the rank calls).
 measured_row measure(dcuda_session& session, int reference_blocks, operation op, std::size_t size,
-                     const device_bytes& windows) {
+                     const device_bytes& windows, const std::string& form = "") {
   latency_run run{};
   run.op = op;
   run.size = static_cast<int>(size);
@@ -120,7 +125,7 @@ measured_row measure(dcuda_session& session, int reference_blocks, operation op,
   session.run(run);
   const std::string label =
       (op == operation::notify ? std::string("notify") : std::to_string(size) + " B put_notify") +
-      ", " + std::to_string(session.ranks()) + " ranks";
+      form + ", " + std::to_string(session.ranks()) + " ranks";
   if (run.mismatches != 0) fail("dcuda: wrong data received (" + label + ")");
 
   const ping_pong_result reference =
@@ -149,19 +154,27 @@ double value_at(const table& results, std::size_t size) {
   }
   return 0;
 }
+double value_at_reference(const table& results, std::size_t size) {
+  for (const row& r : results.rows) {
+    if (r.size_bytes == size) return r.reference;
+  }
+  return 0;
+}
 
 // Both tables of one rank configuration, and their targets (our issue: 4 B notified access
 // <= 0.8 us one way, notify <= 0.7 us). The report is created with the first session: the
 // device is known once dcuda_host_init has selected it.
 void measure_configuration(std::optional<report>& out, const options& command_line,
                            const std::vector<std::string>& settings) {
-  dcuda_session session(command_line, latency_kernel, threads_per_rank, settings);
-  if (session.ranks() < 2) {
-    fail("dcuda runs only " + std::to_string(session.ranks()) + " rank(s); 2 are needed");
+  // The rank calls' kernel first, then the thread calls' (call_scope: one form per kernel).
+  std::optional<dcuda_session> session;
+  session.emplace(command_line, latency_kernel<call_scope::rank>, threads_per_rank, settings);
+  if (session->ranks() < 2) {
+    fail("dcuda runs only " + std::to_string(session->ranks()) + " rank(s); 2 are needed");
   }
   if (!out) out.emplace(benchmark, command_line, current_device());
   const device_bytes windows(4 * largest_message);  // ranks 0 and 1: send and receive areas
-  const int ranks = session.ranks();
+  const int ranks = session->ranks();
   const int reference_blocks = std::min(ranks, flag_ping_pong_max_blocks(threads_per_rank));
   std::string reference_detail = "acquire/release flag ping-pong between 2 of " +
                                  std::to_string(reference_blocks) +
@@ -193,7 +206,8 @@ void measure_configuration(std::optional<report>& out, const options& command_li
   table access = latency_table("notified access (dcuda_put_notify + dcuda_wait_notifications)");
   std::vector<measured_row> access_rows;
   for (const std::size_t size : message_sizes()) {
-    access_rows.push_back(measure(session, reference_blocks, operation::put_notify, size, windows));
+    access_rows.push_back(
+        measure(*session, reference_blocks, operation::put_notify, size, windows));
     access.rows.push_back(access_rows.back().own);
   }
   out->print(access);
@@ -204,7 +218,8 @@ void measure_configuration(std::optional<report>& out, const options& command_li
   out->print(access_matched);
 
   table notify = latency_table("notify (dcuda_notify + dcuda_wait_notifications)");
-  const measured_row notify_row = measure(session, reference_blocks, operation::notify, 0, windows);
+  const measured_row notify_row =
+      measure(*session, reference_blocks, operation::notify, 0, windows);
   notify.rows.push_back(notify_row.own);
   out->print(notify);
   table notify_matched = matched_table("notify", notify_row);
@@ -223,6 +238,45 @@ void measure_configuration(std::optional<report>& out, const options& command_li
       {row{0, notify.rows.front().dcuda, run_bare_flag_ping_pong(2000, 20000)}}};
   out->print(floor);
 
+  // The thread-scoped calls, each beside both references: the same block barriers as the
+  // reference (one before thread 0 sends, one after thread 0's wait), the protocol dcuda's.
+  session.reset();
+  session.emplace(command_line, latency_kernel<call_scope::thread>, threads_per_rank, settings);
+  if (session->ranks() != ranks) {
+    fail("the thread calls' kernel runs " + std::to_string(session->ranks()) +
+         " ranks, the rank "
+         "calls' " +
+         std::to_string(ranks));
+  }
+  const std::string thread_form = " (thread-scoped)";
+  table thread_access = latency_table(
+      "notified access, thread-scoped (dcuda_put_notify_thread + "
+      "dcuda_wait_notifications_thread)");
+  std::vector<measured_row> thread_access_rows;
+  for (const std::size_t size : message_sizes()) {
+    if (size > DCUDA_THREAD_PUT_LIMIT) break;
+    thread_access_rows.push_back(
+        measure(*session, reference_blocks, operation::put_notify, size, windows, thread_form));
+    thread_access.rows.push_back(thread_access_rows.back().own);
+  }
+  table thread_access_matched =
+      matched_table("notified access, thread-scoped",
+                    thread_access_rows.empty() ? notify_row : thread_access_rows.front());
+  for (const measured_row& r : thread_access_rows) thread_access_matched.rows.push_back(r.matched);
+  if (!thread_access_rows.empty()) {  // --sizes may hold none a thread put takes
+    out->print(thread_access);
+    out->print(thread_access_matched);
+  }
+  table thread_notify = latency_table(
+      "notify, thread-scoped (dcuda_notify_thread + dcuda_wait_notifications_thread)");
+  const measured_row thread_notify_row =
+      measure(*session, reference_blocks, operation::notify, 0, windows, thread_form);
+  thread_notify.rows.push_back(thread_notify_row.own);
+  out->print(thread_notify);
+  table thread_notify_matched = matched_table("notify, thread-scoped", thread_notify_row);
+  thread_notify_matched.rows.push_back(thread_notify_row.matched);
+  out->print(thread_notify_matched);
+
   const std::string suffix = ", one way, " + std::to_string(ranks) + " ranks";
   out->check({"4 B notified access" + suffix, "us", value_at(access, 4), 0.8, true});
   out->check({"notify" + suffix, "us", notify.rows.front().dcuda, 0.7, true});
@@ -236,6 +290,19 @@ void measure_configuration(std::optional<report>& out, const options& command_li
   }
   out->check({"notify / flag ping-pong through dcuda's words" + suffix, "ratio",
               ratio_of(notify_matched.rows.front()), 1.15, true});
+  for (const row& r : thread_access_matched.rows) {
+    if (r.size_bytes == 4) {
+      out->check(
+          {"4 B notified access, thread-scoped / flag ping-pong through dcuda's words" + suffix,
+           "ratio", ratio_of(r), 1.15, true});
+      out->check({"4 B notified access, thread-scoped / flag ping-pong" + suffix, "ratio",
+                  r.dcuda / value_at_reference(thread_access, 4), 1.15, true});
+    }
+  }
+  out->check({"notify, thread-scoped / flag ping-pong through dcuda's words" + suffix, "ratio",
+              ratio_of(thread_notify_matched.rows.front()), 1.15, true});
+  out->check({"notify, thread-scoped / flag ping-pong" + suffix, "ratio",
+              ratio_of(thread_notify.rows.front()), 1.15, true});
   std::printf("\n");
 }
 

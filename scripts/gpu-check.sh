@@ -172,6 +172,8 @@ sanitized_cases=(
   multi_block_puts_on_several_streams_count_once_after_all_their_bytes
   a_ranks_wait_counts_host_notifications_queued_before_its_run_and_keeps_them_across_runs
   a_stream_wait_after_the_run_counts_the_notifications_ranks_put_into_a_host_window
+  thread_scoped_put_notify_delivers_every_size_once
+  thread_and_rank_calls_to_one_target_keep_issue_order
 )
 # compute-sanitizer's tools, each over the cases above and over the multi-GPU suite on both paths
 # (DCUDA_SANITIZER_TOOLS picks some: a call of the device tool has room for about two).

@@ -8,8 +8,9 @@
 //     dcuda_gpu_finish(gst);
 //   }
 //
-// Calls marked (rank) must be made by all threads of the rank (block) together; the others may
-// be made by any thread. docs/api.md describes each call, its guarantees and its errors.
+// Calls marked (rank) must be made by all threads of the rank (block) together, those marked
+// (thread 0) by thread 0 of the rank alone; the others may be made by any thread. docs/api.md
+// describes each call, its guarantees and its errors.
 #pragma once
 
 #include "dcuda/device/handles.cuh"  // dcuda_context_handle, dcuda_comm, dcuda_win
@@ -25,3 +26,6 @@
 #include "dcuda/device/datatypes.cuh"      // (rank) dcuda_pack, dcuda_unpack, dcuda_put_typed,
                                            //        dcuda_put_notify_typed (extension)
 #include "dcuda/device/log.cuh"  // dcuda_log, dcuda_log_get, dcuda_log_get_thread (extension)
+#include "dcuda/device/thread_calls.cuh"  // (thread 0) dcuda_put_thread, dcuda_put_notify_thread,
+                                          //   dcuda_notify_thread, dcuda_test_notifications_thread,
+                                          //   dcuda_wait_notifications_thread (extension)

@@ -154,6 +154,16 @@ std::string describe_error(const protocol::error_report& report,
            << ") is reached through the network; ranks put into the host windows of their own "
               "process and of the processes of their node only";
       break;
+    case error_code::thread_call_off_thread_zero:
+      text << "called by thread " << v[0]
+           << "; the thread-scoped calls (..._thread) are made by thread 0 of the rank, which "
+              "keeps the rank's notification and route bookkeeping";
+      break;
+    case error_code::thread_put_too_large:
+      text << "size " << v[0] << " is larger than the " << v[1]
+           << " bytes a thread-scoped put moves; use dcuda_put or dcuda_put_notify, which the "
+              "rank's threads make together";
+      break;
     default:
       text << "error code " << report.code;
       break;

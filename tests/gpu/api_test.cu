@@ -7,27 +7,11 @@
 #include "dcuda/device.cuh"
 #include "gpu_harness.h"
 
+using gpu_test::device_buffer;
 using gpu_test::require_gpu;
 using gpu_test::run_dcuda;
 
 namespace {
-
-// Device buffer owned by a test.
-template <typename T>
-struct device_buffer {
-  explicit device_buffer(std::size_t n, int fill_byte = 0) : count(n) {
-    GPU_CHECK(cudaMalloc(&data, n * sizeof(T)));
-    GPU_CHECK(cudaMemset(data, fill_byte, n * sizeof(T)));
-  }
-  ~device_buffer() { cudaFree(data); }
-  std::vector<T> read() const {
-    std::vector<T> host(count);
-    GPU_CHECK(cudaMemcpy(host.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-  T* data = nullptr;
-  std::size_t count;
-};
 
 // ---------------------------------------------------------------------------------------------
 struct identity_data {

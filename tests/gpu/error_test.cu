@@ -40,6 +40,10 @@ enum class misuse : int {
   negative_tag,
   wait_negative_tag,
   test_negative_count,
+  thread_call_off_thread_zero,
+  thread_put_too_large,
+  thread_put_outside_window,
+  thread_wait_negative_tag,
   // Window misuses, with a kernel of their own (window_misuse_kernel):
   double_win_free,
   null_window_base,
@@ -121,6 +125,18 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
       case misuse::test_negative_count:
         dcuda_test_notifications(gst, 1, -2);
         break;
+      case misuse::thread_call_off_thread_zero:
+        if (threadIdx.x == 5) dcuda_notify_thread(gst, 0, DCUDA_COMM_DEVICE, 1);
+        break;
+      case misuse::thread_put_too_large:
+        if (threadIdx.x == 0) dcuda_put_notify_thread(gst, win, 0, 0, 17, mine, 1);
+        break;
+      case misuse::thread_put_outside_window:
+        if (threadIdx.x == 0) dcuda_put_thread(gst, win, 0, 252, 8, mine);
+        break;
+      case misuse::thread_wait_negative_tag:
+        if (threadIdx.x == 0) dcuda_wait_notifications_thread(gst, -3, 1);
+        break;
       default:  // the window misuses have kernels of their own
         break;
     }
@@ -198,6 +214,10 @@ __global__ void deadlock_kernel(dcuda_context_handle dcuda) {
   int rank;
   dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
   if (rank == 0) dcuda_wait_notifications(gst, 9, 1);  // never sent
+  if (rank == 1) {
+    if (threadIdx.x == 0) dcuda_wait_notifications_thread(gst, 8, 2);  // never sent either
+    __syncthreads();
+  }
   dcuda_gpu_finish(gst);
 }
 
@@ -260,6 +280,14 @@ const expectation misuse_cases[] = {
      "in dcuda_wait_notifications: tag -3 is outside 0..255"},
     {"test_negative_count", misuse::test_negative_count,
      "in dcuda_test_notifications: count -2 is negative"},
+    {"thread_call_off_thread_zero", misuse::thread_call_off_thread_zero,
+     "rank 1 (thread 5) in dcuda_notify_thread: called by thread 5; the thread-scoped calls"},
+    {"thread_put_too_large", misuse::thread_put_too_large,
+     "in dcuda_put_notify_thread: size 17 is larger than the 16 bytes a thread-scoped put moves"},
+    {"thread_put_outside_window", misuse::thread_put_outside_window,
+     "in dcuda_put_thread: offset 252 + size 8 exceeds the 256-byte window of target rank 0"},
+    {"thread_wait_negative_tag", misuse::thread_wait_negative_tag,
+     "in dcuda_wait_notifications_thread: tag -3 is outside 0..255"},
     {"double_win_free", misuse::double_win_free, "in dcuda_win_free: window handle"},
     {"null_window_base", misuse::null_window_base,
      "in dcuda_win_create: the window's base is NULL but its size is 256"},
@@ -318,6 +346,10 @@ MISUSE_CASE(negative_offset)
 MISUSE_CASE(negative_tag)
 MISUSE_CASE(wait_negative_tag)
 MISUSE_CASE(test_negative_count)
+MISUSE_CASE(thread_call_off_thread_zero)
+MISUSE_CASE(thread_put_too_large)
+MISUSE_CASE(thread_put_outside_window)
+MISUSE_CASE(thread_wait_negative_tag)
 MISUSE_CASE(double_win_free)
 MISUSE_CASE(null_window_base)
 MISUSE_CASE(window_from_earlier_run)
@@ -397,7 +429,10 @@ DCUDA_TEST(watchdog_names_every_waiting_rank_of_a_deadlock) {
       !contains(child.output,
                 "rank 0: dcuda_wait_notifications(tag 9, count 1): 0 of 1 notifications arrived") ||
       !contains(child.output,
-                "ranks 1-3: dcuda_gpu_finish: barrier 2 of DCUDA_COMM_DEVICE, 3 of 4 ranks")) {
+                "rank 1: dcuda_wait_notifications_thread(tag 8, count 2): 0 of 2 "
+                "notifications arrived") ||
+      !contains(child.output,
+                "ranks 2-3: dcuda_gpu_finish: barrier 2 of DCUDA_COMM_DEVICE, 2 of 4 ranks")) {
     throw dcuda_test::failure("exit " + std::to_string(child.exit_code) + ", output:\n" +
                               child.output);
   }

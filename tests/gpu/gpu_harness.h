@@ -35,6 +35,25 @@ inline void require_gpu() {
     }                                                                                       \
   } while (0)
 
+// Device memory of `count` values of T, set to `fill_byte` in every byte, owned by a test.
+template <typename T>
+struct device_buffer {
+  explicit device_buffer(std::size_t n, int fill_byte = 0) : count(n) {
+    GPU_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(T)));
+    GPU_CHECK(cudaMemset(data, fill_byte, n * sizeof(T)));
+  }
+  ~device_buffer() { cudaFree(data); }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  std::vector<T> read() const {
+    std::vector<T> host(count);
+    GPU_CHECK(cudaMemcpy(host.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  T* data = nullptr;
+  std::size_t count;
+};
+
 struct run_result {
   dcuda_rank_info info;
   double milliseconds;

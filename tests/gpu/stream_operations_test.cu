@@ -80,18 +80,6 @@ void load_kernels() {
   GPU_CHECK(cudaFuncGetAttributes(&attributes, early_trigger_fill_kernel));
 }
 
-template <typename T>
-struct device_buffer {
-  T* data = nullptr;
-  explicit device_buffer(std::size_t count) {
-    GPU_CHECK(cudaMalloc(reinterpret_cast<void**>(&data), count * sizeof(T)));
-    GPU_CHECK(cudaMemset(data, 0, count * sizeof(T)));
-  }
-  ~device_buffer() { cudaFree(data); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-};
-
 // A context, a host window of `bytes` over the whole of `window`, a source of as many bytes and
 // a count of wrong bytes; the window freed and the context finished at the end.
 struct window_job {

@@ -888,3 +888,89 @@ DCUDA_TEST(typed_triangles_cross_in_pieces) {
   DCUDA_CHECK_EQ(data.untouched_written, 0);
   dcuda_type_free(&data.triangle);
 }
+
+// ---- thread-scoped calls across processes ----
+
+// Thread 0 of every rank sends to its counterpart in the next process, by the thread-scoped
+// calls and mixed with rank calls, on tags 0-2: every size a thread put takes (odd offsets, so no
+// copy is aligned), a plain thread put then a thread notify (the peer path's owed fence), and a
+// rank put of 1000 bytes then a thread notify (the rank call's barrier orders the block's stores
+// before thread 0's notification). The receiver waits with thread 0 alone, then the block checks
+// every byte after its own barrier, and a thread test finds nothing more.
+constexpr int thread_call_sizes = 16;  // DCUDA_THREAD_PUT_LIMIT
+constexpr int thread_call_stride = 32;
+constexpr int thread_call_block_put = 1000;
+// The window: [send: thread_call_block_put + 1][receive: round `size` at 1 + size * stride]
+// [plain thread put: stride][block put].
+constexpr int thread_call_receive = thread_call_block_put + 1;
+constexpr int thread_call_plain =
+    thread_call_receive + 1 + (thread_call_sizes + 1) * thread_call_stride;
+constexpr int thread_call_block = thread_call_plain + thread_call_stride;
+constexpr int thread_call_window = thread_call_block + thread_call_block_put;
+static_assert(thread_call_sizes == DCUDA_THREAD_PUT_LIMIT);
+
+__global__ void thread_call_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  run_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  unsigned char* window = run->memory + here.device_rank * run->per_rank;
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, window, thread_call_window, &win);
+  const int target = here.next_gpu_peer, source = here.previous_gpu_peer;
+  constexpr int plain_offset = thread_call_plain;
+  constexpr int block_offset = thread_call_block;
+  fill(window, thread_call_block_put, here.rank, 0);  // ends with a block barrier
+  if (threadIdx.x == 0) {
+    for (int size = 1; size <= thread_call_sizes; ++size) {
+      dcuda_put_notify_thread(gst, win, target, thread_call_receive + 1 + size * thread_call_stride,
+                              size, window + size, 0);
+    }
+    dcuda_put_thread(gst, win, target, plain_offset, 8, window + 3);
+    dcuda_notify_thread(gst, target, DCUDA_COMM_WORLD, 1);
+  }
+  dcuda_put(gst, win, target, block_offset, thread_call_block_put, window);
+  if (threadIdx.x == 0) {
+    dcuda_notify_thread(gst, target, DCUDA_COMM_WORLD, 2);
+    dcuda_wait_notifications_thread(gst, 0, thread_call_sizes);
+    dcuda_wait_notifications_thread(gst, 2, 1);
+    dcuda_wait_notifications_thread(gst, 1, 1);
+  }
+  __syncthreads();  // thread 0 acquired the data; the barrier shows it to the block
+  int wrong = 0;
+  for (int size = 1; size <= thread_call_sizes; ++size) {
+    const unsigned char* landed = window + thread_call_receive + 1 + size * thread_call_stride;
+    for (int i = static_cast<int>(threadIdx.x); i < thread_call_stride; i += blockDim.x) {
+      const unsigned char expected =
+          i < size ? pattern(source, static_cast<std::uint64_t>(size + i), 0) : 0;
+      if (landed[i] != expected) ++wrong;
+    }
+  }
+  wrong = __syncthreads_count(wrong);
+  const unsigned char* plain = window + plain_offset;
+  for (int i = static_cast<int>(threadIdx.x); i < thread_call_stride; i += blockDim.x) {
+    if (plain[i] != (i < 8 ? pattern(source, static_cast<std::uint64_t>(3 + i), 0) : 0)) ++wrong;
+  }
+  wrong = __syncthreads_count(wrong);
+  wrong += wrong_bytes(window + block_offset, thread_call_block_put, source, 0);
+  int extra = 0;
+  if (threadIdx.x == 0) {
+    extra = dcuda_test_notifications_thread(gst, 0, 1) +
+            dcuda_test_notifications_thread(gst, 1, 1) + dcuda_test_notifications_thread(gst, 2, 1);
+    if (wrong != 0) atomicAdd(&run->mismatches, wrong);
+    if (extra != 0) atomicAdd(&run->count_errors, extra);
+  }
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(thread_scoped_puts_and_notifications_cross_in_issue_order) {
+  process_memory memory(ranks_per_device * static_cast<std::size_t>(thread_call_window));
+  run_data data{memory.data, static_cast<std::uint64_t>(thread_call_window), process_index(), 0, 0,
+                {}};
+  gpu_test::run_dcuda(thread_call_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  DCUDA_CHECK_EQ(data.count_errors, 0);
+}

@@ -35,6 +35,9 @@ __device__ DCUDA_CALL_LINKAGE void dcuda_wait_notifications(dcuda_state& gst, in
   device::opaque_arguments(tag, count);
   device::enter_rank_call(gst.ctx, protocol::call::wait_notifications);
   device::check_notification_args(gst, protocol::call::wait_notifications, tag, count);
-  if (threadIdx.x == 0) device::wait_for_notifications(gst, tag, static_cast<std::uint32_t>(count));
+  if (threadIdx.x == 0) {
+    device::wait_for_notifications(gst, protocol::call::wait_notifications, tag,
+                                   static_cast<std::uint32_t>(count));
+  }
   __syncthreads();
 }

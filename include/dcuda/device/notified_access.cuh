@@ -63,10 +63,10 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
   using namespace dcuda;
   device::opaque_arguments(rank, tag);
   device::held_ticket early{};
-  if (threadIdx.x == 0) early = device::plan_notify(gst, rank, comm, tag);
+  if (threadIdx.x == 0) early = device::plan_notify(gst, protocol::call::notify, rank, comm, tag);
   device::enter_rank_call(gst.ctx, protocol::call::notify);
   if (threadIdx.x != 0) return;  // a notify is thread 0's work alone
-  device::notify_planned(gst, tag, early);
+  device::notify_planned(gst, protocol::call::notify, tag, early);
 }
 
 // (rank). Returns when the buffers of the caller's earlier puts may be reused (only

@@ -50,7 +50,7 @@ __device__ __noinline__ inline void cache_host_window_put(dcuda_state& gst, prot
   const dcuda_context* ctx = gst.ctx;
   const protocol::host_put_target to = protocol::find_host_put_target(
       ctx->host_windows, ctx->host_rank_targets, ctx->process_count, ctx->world_size, win, rank,
-      offset, size, call == protocol::call::put_notify, tag);
+      offset, size, protocol::put_call_notifies(call), tag);
   if (to.fault != protocol::host_put_fault::none) {
     report_host_put_fault(gst, call, win, rank, offset, size, tag, to);
   }

@@ -198,12 +198,12 @@ __device__ inline bool wait_on_counter(dcuda_state& gst, int tag, std::uint32_t 
 // too) and takes the records at the heads of the rings; spin_until publishes a wait that lasts. Out
 // of line: its ring polls and bookkeeping would share the registers of the tight polls' paths (the
 // local and peer latency paths), which then kept the caller's loop state in local memory.
-__device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_state& gst, int tag,
+__device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_state& gst,
+                                                                         protocol::call call,
+                                                                         int tag,
                                                                          std::uint32_t needed) {
   std::uint32_t arrived = 0;
-  spin_until(gst,
-             wait_description{protocol::call::wait_notifications,
-                              protocol::wait_kind::notifications, tag, needed},
+  spin_until(gst, wait_description{call, protocol::wait_kind::notifications, tag, needed},
              [&](std::uint32_t& available) {
                // Issued before the rings' loads: one memory latency a poll.
                arrived = arrived_notifications(gst, tag);
@@ -217,17 +217,18 @@ __device__ __noinline__ inline void wait_for_notifications_polling_rings(dcuda_s
   take_notifications(gst, tag, arrived, needed);
 }
 
-// dcuda_wait_notifications, thread 0: waits until `needed` notifications of `tag` have arrived,
-// consumes them and acquires their data. Without rings or with one, and without host windows, the
-// tight poll first.
-__device__ inline void wait_for_notifications(dcuda_state& gst, int tag, std::uint32_t needed) {
+// dcuda_wait_notifications (or its thread-scoped form: `call`, which the watchdog names), thread
+// 0: waits until `needed` notifications of `tag` have arrived, consumes them and acquires their
+// data. Without rings or with one, and without host windows, the tight poll first.
+__device__ inline void wait_for_notifications(dcuda_state& gst, protocol::call call, int tag,
+                                              std::uint32_t needed) {
   const std::uint32_t peers = gst.ring_peers;
   const bool counts_host = gst.host_counters != nullptr;
   const bool done = counts_host   ? false
                     : peers == 0u ? wait_on_counter(gst, tag, needed)
                     : peers == 1u ? wait_on_one_ring(gst, tag, needed)
                                   : false;
-  if (!done) wait_for_notifications_polling_rings(gst, tag, needed);
+  if (!done) wait_for_notifications_polling_rings(gst, call, tag, needed);
 }
 
 }  // namespace dcuda::device

@@ -37,24 +37,26 @@ __device__ inline void notify_along(dcuda_state& gst, protocol::call call, const
 // communicator, tag or rank (the checks in their order), or, when they are right, fills the notify
 // route cache for the target from the route table. Out of line, so that its checks, loads and
 // arithmetic share no registers with the notify's fast path.
-__device__ __noinline__ inline void refresh_notify_route(dcuda_state& gst, int rank,
-                                                         dcuda_comm comm, int tag) {
-  check_comm(gst, protocol::call::notify, comm);
-  check_tag(gst, protocol::call::notify, tag);
-  check_rank(gst, protocol::call::notify, comm, rank);
+__device__ __noinline__ inline void refresh_notify_route(dcuda_state& gst, protocol::call call,
+                                                         int rank, dcuda_comm comm, int tag) {
+  check_comm(gst, call, comm);
+  check_tag(gst, call, tag);
+  check_rank(gst, call, comm, rank);
   const int target = world_rank_of(gst, comm, rank);
   cache_target_route(gst.notify_route_cache, target, route_to(gst, target));
 }
 
-// Thread 0, before dcuda_notify's entry barrier: checks the arguments, leaves the target's route
-// in the notify route cache (from the route table only when the target changed), and takes the
-// ticket of a latency path (a peer ring or the command channel; none for a rank of this GPU),
-// whose atomic's round trip then overlaps the barrier. After the barrier only the notification is
-// left, along the route in the cache. The other threads wait at the barrier for this work, so it
-// is on the latency path: every field is read at once (volatile, so that none is sunk into a
-// branch) and one branch tests the arguments and the cache's hit. The notify route is thread 0's
-// alone, like everything dcuda_notify does, so no barrier guards it.
-__device__ inline held_ticket plan_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
+// Thread 0, before dcuda_notify's entry barrier (dcuda_notify_thread has none; `call` says which):
+// checks the arguments, leaves the target's route in the notify route cache (from the route table
+// only when the target changed), and takes the ticket of a latency path (a peer ring or the command
+// channel; none for a rank of this GPU), whose atomic's round trip then overlaps the barrier. After
+// the barrier only the notification is left, along the route in the cache. The other threads wait
+// at the barrier for this work, so it is on the latency path: every field is read at once
+// (volatile, so that none is sunk into a branch) and one branch tests the arguments and the cache's
+// hit. The notify route is thread 0's alone, like everything dcuda_notify does, so no barrier
+// guards it.
+__device__ inline held_ticket plan_notify(dcuda_state& gst, protocol::call call, int rank,
+                                          dcuda_comm comm, int tag) {
   const int comm_ranks = comm_size(gst, comm);
   const int target = world_rank_of(gst, comm, rank);
   const int cached_target = owner_read(gst.notify_route_cache.target);
@@ -65,7 +67,7 @@ __device__ inline held_ticket plan_notify(dcuda_state& gst, int rank, dcuda_comm
                     (static_cast<unsigned>(rank) < static_cast<unsigned>(comm_ranks));
   // Bitwise: both halves are computed, and tested with one branch.
   if (!good | (target != cached_target)) {
-    refresh_notify_route(gst, rank, comm, tag);
+    refresh_notify_route(gst, call, rank, comm, tag);
     path = owner_read(gst.notify_route_cache.path);
     ring_slot = owner_read(gst.notify_route_cache.ring_slot);
   }
@@ -80,19 +82,20 @@ __device__ inline held_ticket plan_notify(dcuda_state& gst, int rank, dcuda_comm
 
 // Thread 0, after dcuda_notify's entry barrier: the notification along the route plan_notify
 // left in the cache, whose fields are read at once. `early`: plan_notify's ticket.
-__device__ inline void notify_planned(dcuda_state& gst, int tag, held_ticket early) {
+__device__ inline void notify_planned(dcuda_state& gst, protocol::call call, int tag,
+                                      held_ticket early) {
   const target_route to{
       owner_read(gst.notify_route_cache.counters),
       static_cast<protocol::route>(owner_read(gst.notify_route_cache.path)),
       {owner_read(gst.notify_route_cache.ring), owner_read(gst.notify_route_cache.ring_slot)}};
   if (to.path == protocol::route::network) {
-    send_operation_alone(gst, protocol::call::notify,
+    send_operation_alone(gst, call,
                          operation_of(gst, protocol::operation_kind::notify,
                                       gst.notify_route_cache.target, -1, 0, 0, tag),
                          nullptr, early);
     return;
   }
-  notify_along(gst, protocol::call::notify, to, tag, false, early);
+  notify_along(gst, call, to, tag, false, early);
 }
 
 }  // namespace dcuda::device

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "dcuda/detail/protocol/portability.h"
+
 namespace dcuda::protocol {
 
 enum class call : std::uint16_t {
@@ -29,6 +31,11 @@ enum class call : std::uint16_t {
   unpack,
   put_typed,
   put_notify_typed,
+  put_thread,  // the thread-scoped calls (dcuda/device/thread_calls.cuh)
+  put_notify_thread,
+  notify_thread,
+  test_notifications_thread,
+  wait_notifications_thread,
   count_  // number of entries; keep last
 };
 
@@ -54,10 +61,20 @@ constexpr const char* call_name(call c) {
                                    "dcuda_pack",
                                    "dcuda_unpack",
                                    "dcuda_put_typed",
-                                   "dcuda_put_notify_typed"};
+                                   "dcuda_put_notify_typed",
+                                   "dcuda_put_thread",
+                                   "dcuda_put_notify_thread",
+                                   "dcuda_notify_thread",
+                                   "dcuda_test_notifications_thread",
+                                   "dcuda_wait_notifications_thread"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";
+}
+
+// Whether a put call notifies its target (dcuda_put_notify and its thread-scoped form).
+DCUDA_HD constexpr bool put_call_notifies(call c) {
+  return c == call::put_notify || c == call::put_notify_thread;
 }
 
 }  // namespace dcuda::protocol

@@ -9,27 +9,29 @@ namespace dcuda::protocol {
 
 enum class error_code : std::uint16_t {
   none,
-  partial_rank_call,      // values: calling threads, threads of the rank
-  not_in_shared_memory,   // values: address of the dcuda_state
-  bad_communicator,       // values: comm
-  tag_out_of_range,       // values: tag
-  rank_out_of_range,      // values: rank, communicator size, comm
-  bad_window,             // values: handle
-  window_not_on_target,   // values: handle, target rank (target freed or never created it)
-  target_range_outside,   // values: offset, size, target window size, target rank
-  source_outside_window,  // values: source address, own window base, own window size, size
-  negative_size,          // values: size
-  negative_count,         // values: count
-  collective_mismatch,    // values: this process, the other process, the other's call
-  bad_ring_record,        // values: ring (sending GPU), payload size, offset,
-                          //         window slot << 32 | the window's size
-  null_window_base,       // values: base (0), size
-  bad_datatype,           // values: the handle's id, its generation
-  datatype_overlaps,      // values: the handle's id, its generation, count, overlap period
-  typed_span_too_large,   // values: count, the type's size, its extent
-  typed_sizes_differ,     // values: source bytes, target bytes
-  bad_host_window,        // values: handle (a host window's slot, not live in this run)
-  host_window_unreached,  // values: target rank, its process
+  partial_rank_call,            // values: calling threads, threads of the rank
+  not_in_shared_memory,         // values: address of the dcuda_state
+  bad_communicator,             // values: comm
+  tag_out_of_range,             // values: tag
+  rank_out_of_range,            // values: rank, communicator size, comm
+  bad_window,                   // values: handle
+  window_not_on_target,         // values: handle, target rank (target freed or never created it)
+  target_range_outside,         // values: offset, size, target window size, target rank
+  source_outside_window,        // values: source address, own window base, own window size, size
+  negative_size,                // values: size
+  negative_count,               // values: count
+  collective_mismatch,          // values: this process, the other process, the other's call
+  bad_ring_record,              // values: ring (sending GPU), payload size, offset,
+                                //         window slot << 32 | the window's size
+  null_window_base,             // values: base (0), size
+  bad_datatype,                 // values: the handle's id, its generation
+  datatype_overlaps,            // values: the handle's id, its generation, count, overlap period
+  typed_span_too_large,         // values: count, the type's size, its extent
+  typed_sizes_differ,           // values: source bytes, target bytes
+  bad_host_window,              // values: handle (a host window's slot, not live in this run)
+  host_window_unreached,        // values: target rank, its process
+  thread_call_off_thread_zero,  // values: the calling thread
+  thread_put_too_large,         // values: size, the largest a thread-scoped put takes
   count_
 };
 
