@@ -16,13 +16,18 @@ __host__ __device__ unsigned char byte_of(int sender, int at) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Every rank's thread 0 sends every size a thread put takes to the next rank, at odd offsets
-// (no copy aligned), with one notification each; the next rank's thread 0 waits for all of
-// them at once, and the block checks every byte, those between the messages included (zero).
+// Every rank's thread 0 sends every size a thread put takes to the next rank, each with one
+// notification: once to odd offsets (a thread's byte-by-byte copy), once the scalar sizes (1, 2,
+// 4, 8, 16) between ends aligned to 16 (one load and one store). The next rank's thread 0 waits
+// for all of them, and the block checks every byte, those between the messages included (zero).
 constexpr int sizes = DCUDA_THREAD_PUT_LIMIT;
 constexpr int stride = 32;
 constexpr int send_bytes = 64;
-constexpr int window_bytes = send_bytes + 1 + (sizes + 1) * stride;
+constexpr int odd_receive = send_bytes + 1;  // message `size` at odd_receive + size * stride
+constexpr int scalar_sizes = 5;              // 1 << k bytes at aligned_receive + 16 * k
+constexpr int aligned_receive = (odd_receive + (sizes + 1) * stride + 15) / 16 * 16;
+constexpr int window_bytes = aligned_receive + scalar_sizes * 16;
+static_assert(window_bytes % 16 == 0, "every rank's window starts 16-aligned");
 
 struct ring_data {
   unsigned char* windows;  // [ranks][window_bytes]
@@ -48,18 +53,26 @@ __global__ void thread_ring_kernel(dcuda_context_handle dcuda) {
   int extra = 0;
   if (threadIdx.x == 0) {
     for (int size = 1; size <= sizes; ++size) {
-      dcuda_put_notify_thread(gst, win, next, send_bytes + 1 + size * stride, size, window + size,
-                              7);
+      dcuda_put_notify_thread(gst, win, next, odd_receive + size * stride, size, window + size, 7);
+    }
+    for (int k = 0; k < scalar_sizes; ++k) {
+      dcuda_put_notify_thread(gst, win, next, aligned_receive + 16 * k, 1 << k, window, 9);
     }
     dcuda_wait_notifications_thread(gst, 7, sizes);
-    extra = dcuda_test_notifications_thread(gst, 7, 1);
+    dcuda_wait_notifications_thread(gst, 9, scalar_sizes);
+    extra = dcuda_test_notifications_thread(gst, 7, 1) + dcuda_test_notifications_thread(gst, 9, 1);
   }
   __syncthreads();  // what thread 0 acquired, for the block
   int wrong = 0;
   for (int at = static_cast<int>(threadIdx.x); at < (sizes + 1) * stride; at += blockDim.x) {
     const int size = at / stride, i = at % stride;
     const unsigned char expected = size >= 1 && i < size ? byte_of(previous, size + i) : 0;
-    if (window[send_bytes + 1 + at] != expected) ++wrong;
+    if (window[odd_receive + at] != expected) ++wrong;
+  }
+  for (int at = static_cast<int>(threadIdx.x); at < scalar_sizes * 16; at += blockDim.x) {
+    const int size = 1 << (at / 16), i = at % 16;
+    const unsigned char expected = i < size ? byte_of(previous, i) : 0;
+    if (window[aligned_receive + at] != expected) ++wrong;
   }
   wrong = __syncthreads_count(wrong);
   if (threadIdx.x == 0) {

@@ -892,11 +892,12 @@ DCUDA_TEST(typed_triangles_cross_in_pieces) {
 // ---- thread-scoped calls across processes ----
 
 // Thread 0 of every rank sends to its counterpart in the next process, by the thread-scoped
-// calls and mixed with rank calls, on tags 0-2: every size a thread put takes (odd offsets, so no
-// copy is aligned), a plain thread put then a thread notify (the peer path's owed fence), and a
-// rank put of 1000 bytes then a thread notify (the rank call's barrier orders the block's stores
-// before thread 0's notification). The receiver waits with thread 0 alone, then the block checks
-// every byte after its own barrier, and a thread test finds nothing more.
+// calls and mixed with rank calls, on tags 0-2: every size a thread put takes (offsets aligned to
+// 2 bytes only), a plain thread put then a thread notify (the peer path's owed fence), and a rank
+// put of 1000 bytes then a thread notify (the rank call's barrier orders the block's stores
+// before thread 0's notification). The receiver waits with thread 0 alone for tags 0 and 1, the
+// block checks their bytes after its own barrier, then the same for tag 2; a thread test finds
+// nothing more.
 constexpr int thread_call_sizes = 16;  // DCUDA_THREAD_PUT_LIMIT
 constexpr int thread_call_stride = 32;
 constexpr int thread_call_block_put = 1000;
@@ -933,8 +934,9 @@ __global__ void thread_call_kernel(dcuda_context_handle dcuda) {
   dcuda_put(gst, win, target, block_offset, thread_call_block_put, window);
   if (threadIdx.x == 0) {
     dcuda_notify_thread(gst, target, DCUDA_COMM_WORLD, 2);
+    // Tags 0 and 1 first: their bytes are checked before tag 2 is consumed, so that the fence
+    // tag 2's notification pays for the rank put does not stand in for tag 1's.
     dcuda_wait_notifications_thread(gst, 0, thread_call_sizes);
-    dcuda_wait_notifications_thread(gst, 2, 1);
     dcuda_wait_notifications_thread(gst, 1, 1);
   }
   __syncthreads();  // thread 0 acquired the data; the barrier shows it to the block
@@ -953,6 +955,8 @@ __global__ void thread_call_kernel(dcuda_context_handle dcuda) {
     if (plain[i] != (i < 8 ? pattern(source, static_cast<std::uint64_t>(3 + i), 0) : 0)) ++wrong;
   }
   wrong = __syncthreads_count(wrong);
+  if (threadIdx.x == 0) dcuda_wait_notifications_thread(gst, 2, 1);
+  __syncthreads();
   wrong += wrong_bytes(window + block_offset, thread_call_block_put, source, 0);
   int extra = 0;
   if (threadIdx.x == 0) {

@@ -7,9 +7,10 @@
 // (every rank call does that bookkeeping in thread 0), so a thread call needs no lock and cannot
 // race a rank call of the same rank. Another thread gets an error naming it.
 //
-// Ordering, as for the rank calls, but at thread scope: a put or notification of thread 0 follows
-// what thread 0 wrote before it, and what other threads of the rank wrote before a block barrier
-// that thread 0 passed since (the release is cumulative); after a wait or a successful test the
+// Ordering, as for the rank calls (the same code after their entry barrier): a notification never
+// overtakes the data of the rank's earlier puts to the same target. A thread put reads its source
+// when called, so bytes other threads wrote there must come before a block barrier thread 0
+// passed (where a rank call has its entry barrier). After a wait or a successful test the
 // notified data is visible to thread 0, and to the rank's other threads after a block barrier.
 // Thread calls and rank calls mix in any order; per-target order and dcuda_win_flush cover both.
 #pragma once
