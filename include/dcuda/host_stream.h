@@ -13,14 +13,15 @@
 //
 // A host window is one buffer per process (device memory from cudaMalloc); a target `rank` names
 // the process that owns it (every rank of a process reaches the same buffer) and the rank whose
-// notifications are counted. In this version the targets are this process and the processes it
-// reaches by the peer path (GPUs of its node); a target reached through the network is refused
-// with an error that says so. A rank's dcuda_wait_notifications counts host-initiated
+// notifications are counted. The targets are every process: those of the node through the peer
+// path, the others through the network (a thread of each process carries the operations). A
+// rank's dcuda_wait_notifications counts host-initiated
 // notifications beside those ranks send, in runs launched after the first host window; stream
 // waits and ranks consume them apart (give each rank and tag one of the two). Ranks of runs
 // launched after a host window's creation put into it too (dcuda_put, dcuda_put_notify with its
-// handle and a world rank): those notifications are counted where stream waits find them; a
-// stream wait does not count dcuda_notify.
+// handle and a world rank, into any process's window; through the network by the run's host
+// proxies): those notifications are counted where stream waits find them; a stream wait does not
+// count dcuda_notify.
 //
 // The collective calls (window create and free, barrier) first wait for a run of
 // dcuda_host_run_async in flight, as the calls of dcuda/host.h do; the others queue their work at

@@ -24,24 +24,25 @@ bool delivery_jobs::finished(std::uint32_t job) const {
 
 std::uint32_t delivery_jobs::copy_from_device(void* destination, const void* source,
                                               std::size_t bytes) {
-  return submit_copy(destination, source, bytes, nullptr, false);
+  return submit_copy(destination, source, bytes, {}, false);
 }
 
 std::uint32_t delivery_jobs::copy_from_host(void* destination, const void* source,
-                                            std::size_t bytes, std::uint32_t* counter) {
-  return submit_copy(destination, source, bytes, counter, true);
+                                            std::size_t bytes, protocol::job_count count) {
+  return submit_copy(destination, source, bytes, count, true);
 }
 
 std::uint32_t delivery_jobs::pack_piece(void* piece, std::size_t bytes) {
-  return submit_piece(protocol::delivery_job_kind::pack_piece, piece, bytes, nullptr);
+  return submit_piece(protocol::delivery_job_kind::pack_piece, piece, bytes, {});
 }
 
-std::uint32_t delivery_jobs::unpack_piece(void* piece, std::size_t bytes, std::uint32_t* counter) {
-  return submit_piece(protocol::delivery_job_kind::unpack_piece, piece, bytes, counter);
+std::uint32_t delivery_jobs::unpack_piece(void* piece, std::size_t bytes,
+                                          protocol::job_count count) {
+  return submit_piece(protocol::delivery_job_kind::unpack_piece, piece, bytes, count);
 }
 
 std::uint32_t delivery_jobs::submit_piece(protocol::delivery_job_kind kind, void* piece,
-                                          std::size_t bytes, std::uint32_t* counter) {
+                                          std::size_t bytes, protocol::job_count count) {
   if (bytes > std::numeric_limits<std::uint32_t>::max()) {
     throw error("host proxy: a typed piece of " + std::to_string(bytes) +
                 " bytes; the delivery agent takes at most 4 GiB - 1 per job");
@@ -50,12 +51,12 @@ std::uint32_t delivery_jobs::submit_piece(protocol::delivery_job_kind kind, void
   job.kind = kind;
   job.bytes = static_cast<std::uint32_t>(bytes);
   job.source = reinterpret_cast<std::uint64_t>(piece);
-  job.counter = reinterpret_cast<std::uint64_t>(counter);
+  job.counter = protocol::encode_job_count(count);
   return submit(job);
 }
 
 std::uint32_t delivery_jobs::submit_copy(void* destination, const void* source, std::size_t bytes,
-                                         std::uint32_t* counter, bool source_on_host) {
+                                         protocol::job_count count, bool source_on_host) {
   if (bytes > std::numeric_limits<std::uint32_t>::max()) {
     throw error("host proxy: a copy job of " + std::to_string(bytes) +
                 " bytes; the delivery agent takes at most 4 GiB - 1 per job");
@@ -63,7 +64,7 @@ std::uint32_t delivery_jobs::submit_copy(void* destination, const void* source, 
   protocol::delivery_job job{};
   job.destination = reinterpret_cast<std::uint64_t>(destination);
   job.bytes = static_cast<std::uint32_t>(bytes);
-  job.counter = reinterpret_cast<std::uint64_t>(counter);
+  job.counter = protocol::encode_job_count(count);
   // Only host memory can be read here to carry the payload in the job.
   if (source_on_host && bytes <= protocol::delivery_inline_bytes) {
     job.kind = protocol::delivery_job_kind::copy_inline;
@@ -77,10 +78,10 @@ std::uint32_t delivery_jobs::submit_copy(void* destination, const void* source, 
   return submit(job);
 }
 
-std::uint32_t delivery_jobs::count(std::uint32_t* counter) {
+std::uint32_t delivery_jobs::count(protocol::job_count count) {
   protocol::delivery_job job{};
   job.kind = protocol::delivery_job_kind::count_only;
-  job.counter = reinterpret_cast<std::uint64_t>(counter);
+  job.counter = protocol::encode_job_count(count);
   return submit(job);
 }
 

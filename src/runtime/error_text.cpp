@@ -149,11 +149,6 @@ std::string describe_error(const protocol::error_report& report,
            << " is not a host window of this run (created with dcuda_host_win_create before the "
               "run, not freed)";
       break;
-    case error_code::host_window_unreached:
-      text << "target rank " << v[0] << " (process " << v[1]
-           << ") is reached through the network; ranks put into the host windows of their own "
-              "process and of the processes of their node only";
-      break;
     case error_code::thread_call_off_thread_zero:
       text << "called by thread " << v[0]
            << "; the thread-scoped calls (..._thread) are made by thread 0 of the rank, which "

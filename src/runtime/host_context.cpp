@@ -185,9 +185,11 @@ void dcuda_host_context::launch_run(launched_run& run, const char* call, void* u
                        stream_.get());
   DCUDA_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   if (buffers_.shape().process_count > 1) {
-    run.network.emplace(paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_,
-                        *incoming_staging_, *received_layouts_, settings_.network_trace,
-                        settings_.network_chunk_bytes);
+    run.network.emplace(
+        paths_, counts_.ranks, shared_memory_, buffers_, *outgoing_staging_, *incoming_staging_,
+        *received_layouts_,
+        stream_operations_ ? stream_operations_->landing_view() : host_window_landing{},
+        settings_.network_trace, settings_.network_chunk_bytes);
   }
   dcuda_context* context = buffers_.device_context();
   void* arguments[] = {&context};

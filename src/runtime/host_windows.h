@@ -25,6 +25,16 @@ struct host_window {
   std::vector<std::uint64_t> sizes;
 };
 
+// What a run's network proxy needs to land the puts that ranks of other processes make into this
+// process's host windows (network_proxy.h): per host window slot, this process's own buffer, its
+// size and the window's generation (0: no window in the slot), and the host-initiated
+// notification counters of this process's ranks ([ranks][tag_count]), where such a put counts.
+// Empty, with no counters, in a context that never made a host window.
+struct host_window_landing {
+  std::vector<protocol::host_window_entry> own;  // [host_window_slots]
+  std::uint32_t* counters = nullptr;
+};
+
 class host_window_table {
  public:
   static constexpr int first_slot = protocol::host_window_first_slot;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "dcuda/detail/protocol/calls.h"
 #include "dcuda/detail/protocol/limits.h"
@@ -27,7 +28,8 @@ static_assert(operation_bytes <= protocol::entry_payload_bytes,
 network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
                              const shared_memory_mappings& shared_memory, device_buffers& buffers,
                              pinned_pool& outgoing, pinned_pool& incoming, pinned_pool& layouts,
-                             const std::string& trace_prefix, std::size_t chunk_bytes)
+                             host_window_landing host_windows, const std::string& trace_prefix,
+                             std::size_t chunk_bytes)
     : piece_bytes_(chunk_bytes),
       buffers_(buffers),
       shape_(buffers.shape()),
@@ -37,6 +39,7 @@ network_proxy::network_proxy(const process_paths& paths, const bootstrap::rank_l
       agent_(buffers.uses_network() ? buffers.delivery_queue() : nullptr),
       small_landings_(protocol::delivery_queue_slots),
       layouts_received_(layouts),
+      host_windows_(std::move(host_windows)),
       collectives_(paths, ranks, shared_memory, buffers),
       trace_(trace_prefix, shape_.process_index),
       engine_(paths.world, ranks, *this, chunk_bytes) {
@@ -342,10 +345,15 @@ bool network_proxy::ready_for(const remote_operation& op) {
 
 void* network_proxy::landing_address(const remote_operation& op) {
   const int device_rank = op.target_rank - shape_.rank_start;
-  if (device_rank < 0 || device_rank >= shape_.device_ranks || op.window < 0 ||
-      op.window >= protocol::max_windows) {
-    return nullptr;
+  if (device_rank < 0 || device_rank >= shape_.device_ranks) return nullptr;
+  if (checks::for_host_window(op)) {
+    if (!checks::check_host_window_put(op, ranks_.process_of(op.source_rank), host_windows_.own)
+             .empty()) {
+      return nullptr;
+    }
+    return take_landing(op);
   }
+  if (op.window < 0 || op.window >= protocol::max_windows) return nullptr;
   // A typed piece's range in the window is checked once its header is here (landed); a layout
   // part is for no window.
   const protocol::window_entry& window = collectives_.own_window(op.window, device_rank);
@@ -355,6 +363,22 @@ void* network_proxy::landing_address(const remote_operation& op) {
         !protocol::range_inside_window(op.offset, op.size, window.size)))) {
     return nullptr;
   }
+  return take_landing(op);
+}
+
+const protocol::host_window_entry& network_proxy::own_host_window(
+    const remote_operation& op) const {
+  return host_windows_.own[static_cast<std::size_t>(op.window - protocol::host_window_first_slot)];
+}
+
+std::string network_proxy::refusal(const remote_operation& op) const {
+  if (checks::for_host_window(op)) {
+    return checks::check_host_window_put(op, ranks_.process_of(op.source_rank), host_windows_.own);
+  }
+  return transport::delivery::refusal(op);
+}
+
+void* network_proxy::take_landing(const remote_operation& op) {
   if (lands_small(op)) {
     if (free_small_landings_.empty()) {
       throw error("host proxy: more small payloads in flight than the agent's queue holds");
@@ -374,14 +398,24 @@ void* network_proxy::landing_address(const remote_operation& op) {
 void network_proxy::landed(const remote_operation& op, void* landing) {
   --reserved_jobs_;  // set aside by ready_for
   const int device_rank = op.target_rank - shape_.rank_start;
-  std::uint32_t* counter = nullptr;
+  const bool host_window = checks::for_host_window(op);
+  if (host_window && !protocol::carries_payload(op)) {
+    // landing_address checked those with a payload.
+    const std::string problem =
+        checks::check_host_window_put(op, ranks_.process_of(op.source_rank), host_windows_.own);
+    if (!problem.empty()) throw error(DCUDA_ERROR_PEER, "host proxy: " + problem);
+  }
+  protocol::job_count counter{};
   if (protocol::notifies(op)) {
-    counter = buffers_.device_notifications() +
-              protocol::counter_index(static_cast<std::uint32_t>(device_rank),
-                                      static_cast<std::uint32_t>(op.tag));
+    // A put into a host window counts where that window's stream waits and the rank's own waits
+    // look: the rank's host-initiated counters, released at system scope as their other writers do.
+    counter.counter = (host_window ? host_windows_.counters : buffers_.device_notifications()) +
+                      protocol::counter_index(static_cast<std::uint32_t>(device_rank),
+                                              static_cast<std::uint32_t>(op.tag));
+    counter.system_scope = host_window;
   }
   if (!protocol::carries_payload(op)) {
-    if (counter != nullptr) agent_.count(counter);
+    if (counter.counter != nullptr) agent_.count(counter);
     trace_.record(network_trace::hop::to_agent, op);
     return;
   }
@@ -396,8 +430,9 @@ void network_proxy::landed(const remote_operation& op, void* landing) {
   }
   // One job: the data, then the count. A small payload travels in the job, so its slot is free
   // again at once; a larger one's staging goes back once the agent has copied it.
-  const protocol::window_entry& window = collectives_.own_window(op.window, device_rank);
-  auto* destination = reinterpret_cast<char*>(window.base) + op.offset;
+  const std::uint64_t base =
+      host_window ? own_host_window(op).base : collectives_.own_window(op.window, device_rank).base;
+  auto* destination = reinterpret_cast<char*>(base) + op.offset;
   const std::uint32_t job =
       agent_.copy_from_host(destination, landing, static_cast<std::size_t>(op.size), counter);
   if (lands_small(op)) {
@@ -429,7 +464,7 @@ void network_proxy::land_layout_part(const remote_operation& op, void* landing) 
 // A typed piece: its header (from another process) checked against the layout that process sent
 // and the target window, then the agent's unpack job written over it.
 void network_proxy::land_typed_piece(const remote_operation& op, void* landing,
-                                     std::uint32_t* counter) {
+                                     protocol::job_count counter) {
   const int process = ranks_.process_of(op.source_rank);
   protocol::typed_piece_header head{};
   std::memcpy(&head, landing, sizeof head);

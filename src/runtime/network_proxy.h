@@ -34,6 +34,7 @@
 #include "runtime/delivery_jobs.h"
 #include "runtime/channel_consumer.h"
 #include "runtime/device_buffers.h"
+#include "runtime/host_windows.h"
 #include "runtime/network_trace.h"
 #include "runtime/pinned_pool.h"
 #include "runtime/process_paths.h"
@@ -53,10 +54,12 @@ class network_proxy final : public transport::delivery {
   // stage of the pipeline: a staged payload goes out in pieces of this size, each one engine chunk.
 
   // `paths`, `ranks`, `shared_memory`: what dcuda_host_init and dcuda_host_share_memory set up.
+  // `host_windows`: this process's host windows, where ranks of other processes put too.
   network_proxy(const process_paths& paths, const bootstrap::rank_layout& ranks,
                 const shared_memory_mappings& shared_memory, device_buffers& buffers,
                 pinned_pool& outgoing, pinned_pool& incoming, pinned_pool& layouts,
-                const std::string& trace_prefix, std::size_t chunk_bytes);
+                host_window_landing host_windows, const std::string& trace_prefix,
+                std::size_t chunk_bytes);
   network_proxy(const network_proxy&) = delete;
   network_proxy& operator=(const network_proxy&) = delete;
   ~network_proxy() override = default;
@@ -80,6 +83,7 @@ class network_proxy final : public transport::delivery {
   // transport::delivery
   bool ready_for(const protocol::remote_operation& op) override;
   void* landing_address(const protocol::remote_operation& op) override;
+  std::string refusal(const protocol::remote_operation& op) const override;
   void landed(const protocol::remote_operation& op, void* landing) override;
   void sent(const protocol::remote_operation& op) override;
   // Every operation a proxy posts is at most one staging piece (admit_waiting splits larger
@@ -123,10 +127,14 @@ class network_proxy final : public transport::delivery {
   void take_typed_request(waiting_operation& waiting, const channel_message& message);
   void land_layout_part(const protocol::remote_operation& op, void* landing);
   void land_typed_piece(const protocol::remote_operation& op, void* landing,
-                        std::uint32_t* counter);
+                        protocol::job_count counter);
   bool post_ready();
   bool finish_deliveries();
   static bool lands_small(const protocol::remote_operation& op);
+  // This process's host window that `op` puts into (checks::check_host_window_put passed).
+  const protocol::host_window_entry& own_host_window(const protocol::remote_operation& op) const;
+  // Where an accepted payload lands: a small landing or pinned staging.
+  void* take_landing(const protocol::remote_operation& op);
 
   const std::size_t piece_bytes_;  // a staged payload's pieces: one engine chunk each
   device_buffers& buffers_;
@@ -153,6 +161,7 @@ class network_proxy final : public transport::delivery {
   // received.
   std::set<std::tuple<int, std::uint32_t, std::uint32_t>> layouts_sent_;
   received_layouts layouts_received_;
+  host_window_landing host_windows_;
   world_collectives collectives_;
 
   network_trace trace_;

@@ -165,6 +165,7 @@ stream_operations::stream_operations(const process_paths& paths,
       window_view_(static_cast<std::size_t>(protocol::host_window_slots) *
                    static_cast<std::size_t>(paths.process_count())),
       target_view_(static_cast<std::size_t>(ranks.world_size())),
+      own_view_(static_cast<std::size_t>(protocol::host_window_slots)),
       thresholds_(ranks.ranks_of(paths.process_index)),
       watch_(wait_timeout_s, device) {
   int flush = 0;
@@ -331,6 +332,9 @@ void stream_operations::publish_to_ranks(int handle, const host_window* window) 
                     protocol::window_generation(handle), 0};
     }
   }
+  own_view_[static_cast<std::size_t>(protocol::window_slot(handle) -
+                                     protocol::host_window_first_slot)] =
+      entries[static_cast<std::size_t>(paths_.process_index)];
   // Ranks read the view only in runs, and window calls wait for a run in flight: no rank reads it
   // now. A stream of its own, so that the copy does not wait for the legacy stream's order.
   protocol::host_window_entry* row =

@@ -95,6 +95,9 @@ class stream_operations {
   const protocol::host_window_entry* ranks_window_view() const { return window_view_.get(); }
   const protocol::host_rank_target* ranks_target_view() const { return target_view_.get(); }
 
+  // This process's host windows and its ranks' counters, for the network proxy of a run.
+  host_window_landing landing_view() const { return {own_view_, counters_.get()}; }
+
   // dcuda_host_win_create and dcuda_host_win_free: collective.
   int create_window(const char* call, void* base, std::size_t size);
   void free_window(const char* call, int handle);
@@ -148,6 +151,7 @@ class stream_operations {
   host_window_table windows_;
   device_array<protocol::host_window_entry> window_view_;  // [host_window_slots][processes]
   device_array<protocol::host_rank_target> target_view_;   // [world_size]
+  std::vector<protocol::host_window_entry> own_view_;      // this process's column, on the host
   cuda_stream view_stream_;  // writes the views without waiting for the streams' queued waits
   wait_thresholds thresholds_;
   std::uint32_t barriers_ = 0;  // barriers queued by this process

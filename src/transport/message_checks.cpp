@@ -6,6 +6,7 @@
 
 #include "dcuda/detail/protocol/calls.h"
 #include "dcuda/detail/protocol/compact_operation.h"
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "dcuda/detail/protocol/typed_piece.h"
 #include "dcuda/detail/protocol/window_table.h"
 #include "dcuda/detail/protocol/world_collective.h"
@@ -44,6 +45,11 @@ const char* kind_name(std::int32_t kind) {
     default:
       return "unknown";
   }
+}
+
+bool host_window_slot(std::int32_t slot) {
+  return slot >= protocol::host_window_first_slot &&
+         slot < protocol::host_window_first_slot + protocol::host_window_slots;
 }
 
 bool within(std::int64_t value, std::int64_t start, std::int64_t count) {
@@ -109,9 +115,13 @@ std::string check_common(const remote_operation& op, bool from_rank, const Descr
     return {};
   }
   if (protocol::carries_payload(op)) {
-    if (op.window < 0 || op.window >= protocol::max_windows) {
+    // A put or put_notify may also be for a host window of the target's process (a rank's put
+    // into it: check_host_window_put, where it lands).
+    if ((op.window < 0 || op.window >= protocol::max_windows) && !host_window_slot(op.window)) {
       return what() + ": window slot " + std::to_string(op.window) + " is outside 0.." +
-             std::to_string(protocol::max_windows - 1);
+             std::to_string(protocol::max_windows - 1) + " and " +
+             std::to_string(protocol::host_window_first_slot) + ".." +
+             std::to_string(protocol::host_window_first_slot + protocol::host_window_slots - 1);
     }
     if (op.offset < 0) return what() + ": offset " + std::to_string(op.offset) + " is negative";
     if (op.size > std::numeric_limits<std::int64_t>::max() - op.offset) {
@@ -152,6 +162,31 @@ std::string check_operation_fields(const remote_operation& op, const header_limi
   if (protocol::carries_payload(op) && op.size > limits.max_payload_bytes) {
     return what() + ": size " + std::to_string(op.size) + " is more than the " +
            std::to_string(limits.max_payload_bytes) + " bytes one operation may stage";
+  }
+  return {};
+}
+
+bool for_host_window(const remote_operation& op) {
+  return (op.kind == static_cast<std::int32_t>(operation_kind::put) ||
+          op.kind == static_cast<std::int32_t>(operation_kind::put_notify)) &&
+         host_window_slot(op.window);
+}
+
+std::string check_host_window_put(const remote_operation& op, int source_process,
+                                  std::span<const protocol::host_window_entry> own) {
+  const auto what = [&] {
+    return std::string("process " + std::to_string(source_process) + " sent " + describe(op));
+  };
+  if (!for_host_window(op)) return what() + ": not a put into a host window";
+  const auto index = static_cast<std::size_t>(op.window - protocol::host_window_first_slot);
+  if (index >= own.size() || own[index].generation == 0) {
+    return what() + ": this process has no host window in slot " + std::to_string(op.window);
+  }
+  const protocol::host_window_entry& window = own[index];
+  if (op.offset < 0 || op.size < 0 || static_cast<std::uint64_t>(op.offset) > window.size ||
+      static_cast<std::uint64_t>(op.size) > window.size - static_cast<std::uint64_t>(op.offset)) {
+    return what() + ": [" + std::to_string(op.offset) + ", " + std::to_string(op.offset + op.size) +
+           ") is outside this process's host window of " + std::to_string(window.size) + " bytes";
   }
   return {};
 }

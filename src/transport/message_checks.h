@@ -19,6 +19,7 @@
 #include <string>
 
 #include "dcuda/detail/protocol/command_channel.h"
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/remote_operation.h"
 
@@ -55,6 +56,17 @@ std::string check_operation_fields(const protocol::remote_operation& op,
 std::string check_payload_chunk(const protocol::remote_operation& op, int source_process,
                                 std::size_t chunk, std::size_t chunks, std::int64_t received,
                                 std::int64_t due);
+
+// ---- a rank's put into a host window of this process (dcuda/host_stream.h) ----
+
+// Whether `op`, a put or put_notify whose fields check_operation_fields accepted, is for a host
+// window: a window slot from protocol::host_window_first_slot on.
+bool for_host_window(const protocol::remote_operation& op);
+// Such a put from `source_process`: its slot holds a live host window in this process (`own`:
+// this process's buffer, size and generation per host window slot, generation 0 where there is
+// none) and [offset, offset + size) lies inside that buffer.
+std::string check_host_window_put(const protocol::remote_operation& op, int source_process,
+                                  std::span<const protocol::host_window_entry> own);
 
 // ---- the network engine's collective announcements ----
 

@@ -226,8 +226,8 @@ void mpi_engine::accept(const header_message& header, int source_process) {
     in.refused = true;
     in.drained.resize(chunks_of(op) > 0 ? size : 0);
     receive_payload(in, source_process, in.drained.data());
-    throw runtime::error("mpi_engine: " + describe(op) +
-                         " does not fit the target's window; it was refused");
+    throw runtime::error(DCUDA_ERROR_PEER,
+                         "mpi_engine: " + describe(op) + " was refused: " + sink_.refusal(op));
   }
   if (size <= header_payload_bytes) {
     std::memcpy(destination, header.payload, size);  // landed with its header

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "bootstrap/process_layout.h"
@@ -43,8 +44,12 @@ class delivery {
   // landed() for it later, so the sink may set aside now what landed() will need.
   virtual bool ready_for(const remote_operation& /*op*/) { return true; }
   // Where the payload of `op` lands on this process; nullptr when the target window cannot take
-  // it (the engine then fails with a message naming the operation).
+  // it (the engine then fails with a message naming the operation and refusal(op)).
   virtual void* landing_address(const remote_operation& op) = 0;
+  // Why landing_address refused `op`, for the engine's message.
+  virtual std::string refusal(const remote_operation& /*op*/) const {
+    return "it does not fit the target's window";
+  }
   // `op` has landed at `landing` (what landing_address gave; nullptr without payload), after
   // every earlier operation from the same source process. Called for every operation, in order.
   virtual void landed(const remote_operation& op, void* landing) = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dcuda/detail/protocol/compact_operation.h"
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "runtime/channel_consumer.h"
 #include "host_channel.h"
 #include "test_main.h"
@@ -65,6 +66,8 @@ DCUDA_TEST(compact_entry_round_trips_every_field) {
       {static_cast<std::int32_t>(operation_kind::notify), 7, 262, -1, 0, 0, 255, 0},
       put_notify(0, 1, 0, 0, 1, 0),
       put_notify(130, 3, max_windows - 1, 0x7fffffff, compact_payload_bytes, 17),
+      put_notify(4, 9, host_window_first_slot, 0, 1, 3),  // the host windows' slots
+      put_notify(4, 9, host_window_first_slot + host_window_slots - 1, 12, 8, 255),
       {static_cast<std::int32_t>(operation_kind::put), 1 << 20, 5, 2, 64, 4, 0, 0},
   };
   const std::uint64_t payload = 0x0807060504030201ull;

@@ -40,9 +40,9 @@ class host_agent {
         } else if (copies && job.kind == delivery_job_kind::copy_inline) {
           std::memcpy(destination, &job.source, job.bytes);
         }
-        if (job.counter != 0) {
-          system_atomic<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(job.counter))
-              .fetch_add(1u, cuda::memory_order_release);
+        const job_count count = decode_job_count(job.counter);
+        if (count.counter != nullptr) {
+          system_atomic<std::uint32_t>(*count.counter).fetch_add(1u, cuda::memory_order_release);
         }
         delivery_finish(queue_, next);
       }
@@ -92,10 +92,11 @@ DCUDA_TEST(agent_runs_copies_and_counts_in_submission_order_across_laps) {
     const std::size_t bytes = static_cast<std::size_t>(i % 53);
     wait_until([&] { return jobs.has_room(); });
     const std::uint32_t number =
-        i % 7 == 6 ? jobs.count(&counter)
-                   : jobs.copy_from_host(destinations[static_cast<std::size_t>(i)].data(),
-                                         sources[static_cast<std::size_t>(i)].data(), bytes,
-                                         i % 2 == 0 ? &counter : nullptr);
+        i % 7 == 6
+            ? jobs.count({&counter, i % 3 == 0})
+            : jobs.copy_from_host(destinations[static_cast<std::size_t>(i)].data(),
+                                  sources[static_cast<std::size_t>(i)].data(), bytes,
+                                  i % 2 == 0 ? job_count{&counter, i % 4 == 0} : job_count{});
     numbers.push_back(number);
     if (bytes <= delivery_inline_bytes) {
       // Inline: the source may change at once without changing what lands.
@@ -125,12 +126,12 @@ DCUDA_TEST(delivery_queue_full_refuses_more_until_the_agent_finishes) {
   auto queue = std::make_unique<delivery_queue>();
   delivery_jobs jobs(queue.get());
   std::uint32_t counter = 0;
-  for (std::uint32_t i = 0; i < delivery_queue_slots; ++i) jobs.count(&counter);
+  for (std::uint32_t i = 0; i < delivery_queue_slots; ++i) jobs.count({&counter});
   DCUDA_CHECK(!jobs.has_room());
   DCUDA_CHECK(!jobs.finished(0));
   bool refused = false;
   try {
-    jobs.count(&counter);
+    jobs.count({&counter});
   } catch (const dcuda::runtime::error&) {
     refused = true;  // never overwrites a job the agent has not run
   }
@@ -152,12 +153,29 @@ DCUDA_TEST(delivery_job_finished_follows_done_across_wraparound) {
   DCUDA_CHECK(delivery_has_room(3, 0xFFFFFFF0u, 1));  // issued wrapped, 19 outstanding
 }
 
+// A job's count keeps its counter and its scope through the job's word, and no count stays none.
+DCUDA_TEST(a_jobs_count_carries_its_counter_and_scope) {
+  std::uint32_t counters[2] = {};
+  for (const bool system_scope : {false, true}) {
+    for (std::uint32_t* counter : {&counters[0], &counters[1]}) {
+      const std::uint64_t field = encode_job_count({counter, system_scope});
+      const job_count back = decode_job_count(field);
+      DCUDA_CHECK(back.counter == counter);
+      DCUDA_CHECK_EQ(back.system_scope, system_scope);
+    }
+  }
+  DCUDA_CHECK_EQ(encode_job_count({}), std::uint64_t{0});
+  DCUDA_CHECK_EQ(encode_job_count({nullptr, true}), std::uint64_t{0});
+  DCUDA_CHECK(decode_job_count(0).counter == nullptr);
+  DCUDA_CHECK(!decode_job_count(0).system_scope);
+}
+
 DCUDA_TEST(delivery_jobs_without_an_agent_are_an_error) {
   delivery_jobs jobs(nullptr);
   std::uint32_t counter = 0;
   bool refused = false;
   try {
-    jobs.count(&counter);
+    jobs.count({&counter});
   } catch (const dcuda::runtime::error& e) {
     refused = std::strstr(e.what(), "no delivery agent") != nullptr;
   }
@@ -171,7 +189,8 @@ DCUDA_TEST(agent_takes_a_job_only_when_every_word_carries_its_ticket) {
   std::uint32_t counter = 0;
   unsigned char destination[8] = {};
   const unsigned char payload[5] = {1, 2, 3, 4, 5};
-  const std::uint32_t number = jobs.copy_from_host(destination, payload, sizeof payload, &counter);
+  const std::uint32_t number =
+      jobs.copy_from_host(destination, payload, sizeof payload, {&counter});
   delivery_job job{};
   DCUDA_CHECK(delivery_take_job(*queue, number, job));
   DCUDA_CHECK(job.kind == delivery_job_kind::copy_inline);

@@ -176,13 +176,30 @@ DCUDA_TEST(a_ranks_put_into_a_host_window_finds_the_target_buffer_and_counters_o
   DCUDA_CHECK(
       find_host_put_target(nullptr, nullptr, processes, world, handle, 2, 0, 4, true, 0).fault ==
       host_put_fault::bad_window);
-  // A process reached through the network: named, nothing written.
+  // A process reached through the network: no base on this GPU, its size known; the range and
+  // tag are checked here all the same, and the put goes to the proxy.
   const host_rank_target far[world] = {
       {counters[0], 0, 0}, {counters[1], 0, 0}, {nullptr, 1, 0}, {nullptr, 1, 0}};
-  const auto unreached =
-      find_host_put_target(windows.data(), far, processes, world, handle, 2, 0, 4, true, 0);
-  DCUDA_CHECK(unreached.fault == host_put_fault::unreachable);
-  DCUDA_CHECK_EQ(unreached.process, 1);
+  const std::uint64_t mapped_base =
+      windows[dcuda::protocol::host_window_index(handle, 1, processes)].base;
+  windows[dcuda::protocol::host_window_index(handle, 1, processes)].base = 0;
+  const auto through = [&](std::int64_t offset, std::int64_t size, int tag) {
+    return find_host_put_target(windows.data(), far, processes, world, handle, 3, offset, size,
+                                true, tag);
+  };
+  const auto far_put = through(8, 8, 0);
+  DCUDA_CHECK(far_put.fault == host_put_fault::none);
+  DCUDA_CHECK(far_put.through_network);
+  DCUDA_CHECK(far_put.counters == nullptr);
+  DCUDA_CHECK_EQ(far_put.destination, 0u);
+  DCUDA_CHECK_EQ(far_put.process, 1);
+  DCUDA_CHECK(through(0, 0, 3).fault == host_put_fault::none);
+  DCUDA_CHECK(through(8, 25, 0).fault == host_put_fault::range_outside);
+  DCUDA_CHECK(through(24, 8, 0).fault == host_put_fault::none);
+  DCUDA_CHECK(through(-1, 4, 0).fault == host_put_fault::negative_size);
+  DCUDA_CHECK(through(0, 4, 256).fault == host_put_fault::tag_outside);
+  DCUDA_CHECK(!find(handle, 0, 0, 4, 0).through_network);
+  windows[dcuda::protocol::host_window_index(handle, 1, processes)].base = mapped_base;
   // A process that exposed nothing takes a notification without data, and no bytes.
   windows[dcuda::protocol::host_window_index(handle, 1, processes)] = {0, 0, 5, 0};
   DCUDA_CHECK(find(handle, 2, 0, 0, 1).fault == host_put_fault::none);

@@ -81,6 +81,14 @@ DCUDA_TEST(operation_headers_well_formed_are_accepted) {
   DCUDA_CHECK_EQ(checks::check_operation_header(
                      header_message(operation(operation_kind::notify, 0)), receiver()),
                  std::string());
+  // A rank's put into a host window of this process: the host windows' first and last slots.
+  for (const int slot : {protocol::host_window_first_slot, 255}) {
+    remote_operation op = operation(operation_kind::put_notify, 300);
+    op.window = slot;
+    DCUDA_CHECK_EQ(checks::check_operation_header(header_message(op), receiver()), std::string());
+    DCUDA_CHECK(checks::for_host_window(op));
+  }
+  DCUDA_CHECK(!checks::for_host_window(operation(operation_kind::put_notify, 300)));
   // Every tag and target at the edges.
   for (const int tag : {0, 255}) {
     for (const int target : {0, 3}) {
@@ -92,7 +100,7 @@ DCUDA_TEST(operation_headers_well_formed_are_accepted) {
   }
 }
 
-// Counted in docs/reliability.md: 20 malformed headers by field, 5 by byte count.
+// Counted in docs/reliability.md: 22 malformed headers by field, 5 by byte count.
 DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_field) {
   const std::vector<header_case> cases = {
       {"kind 0", [](remote_operation& op) { op.kind = 0; }, {"process 2", "kind 0"}},
@@ -130,6 +138,12 @@ DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_fie
       {"tag -1", [](remote_operation& op) { op.tag = -1; }, {"tag -1"}},
       {"window -1", [](remote_operation& op) { op.window = -1; }, {"window slot -1"}},
       {"window 32", [](remote_operation& op) { op.window = 32; }, {"window slot 32"}},
+      {"window 127, below the host windows' slots",
+       [](remote_operation& op) { op.window = 127; },
+       {"window slot 127", "128..255"}},
+      {"window 256, beyond the host windows' slots",
+       [](remote_operation& op) { op.window = 256; },
+       {"window slot 256"}},
       {"offset negative", [](remote_operation& op) { op.offset = -8; }, {"offset -8"}},
       {"size negative", [](remote_operation& op) { op.size = -1; }, {"size -1", "negative"}},
       {"offset + size overflows",
@@ -163,7 +177,40 @@ DCUDA_TEST(operation_headers_with_a_bad_field_are_rejected_naming_sender_and_fie
     check_mentions(checks::check_operation_header(message, receiver()), c.mentions, c.name);
     ++rejected;
   }
-  DCUDA_CHECK_EQ(rejected, 20);
+  DCUDA_CHECK_EQ(rejected, 22);
+}
+
+// A rank's put into a host window of this process, checked where it lands against this process's
+// own host windows.
+DCUDA_TEST(puts_into_host_windows_land_only_inside_a_live_window_of_this_process) {
+  std::vector<protocol::host_window_entry> own(protocol::host_window_slots,
+                                               protocol::host_window_entry{});
+  own[2] = {0x7000, 4096, 3, 0};  // slot 130: a live window of 4 KiB
+  own[5] = {0, 0, 4, 0};          // slot 133: live, this process exposed no bytes
+  const auto put_into = [](int slot, std::int64_t offset, std::int64_t size) {
+    remote_operation op = operation(operation_kind::put_notify, size);
+    op.window = slot;
+    op.offset = offset;
+    return op;
+  };
+  DCUDA_CHECK_EQ(checks::check_host_window_put(put_into(130, 0, 4096), 2, own), std::string());
+  DCUDA_CHECK_EQ(checks::check_host_window_put(put_into(130, 4000, 96), 2, own), std::string());
+  DCUDA_CHECK_EQ(checks::check_host_window_put(put_into(130, 4096, 0), 2, own), std::string());
+  DCUDA_CHECK_EQ(checks::check_host_window_put(put_into(133, 0, 0), 2, own), std::string());
+  check_mentions(checks::check_host_window_put(put_into(130, 4000, 97), 2, own),
+                 {"process 2", "[4000, 4097)", "4096 bytes"}, "past the end");
+  check_mentions(checks::check_host_window_put(put_into(133, 0, 1), 2, own), {"[0, 1)", "0 bytes"},
+                 "into a window of no bytes");
+  check_mentions(checks::check_host_window_put(put_into(131, 0, 8), 2, own),
+                 {"process 2", "no host window in slot 131"}, "a free slot");
+  check_mentions(checks::check_host_window_put(put_into(130, 0, 8), 2, {}),
+                 {"no host window in slot 130"}, "a process without host windows");
+  check_mentions(checks::check_host_window_put(put_into(3, 0, 8), 2, own),
+                 {"not a put into a host window"}, "a device window's slot");
+  remote_operation notify = operation(operation_kind::notify, 0);
+  notify.window = 130;
+  check_mentions(checks::check_host_window_put(notify, 2, own), {"not a put into a host window"},
+                 "a notify");
 }
 
 DCUDA_TEST(operation_headers_whose_byte_count_differs_from_the_header_are_rejected) {
@@ -418,7 +465,7 @@ DCUDA_TEST(compact_entries_malformed_are_rejected_naming_rank_and_field) {
   op.target_rank = 32;
   check(op, {"rank 9", "target rank 32", "0..31"}, "target outside the world");
   op = channel_op(operation_kind::put, 4);
-  op.window = 0xff;  // decoded as -1: no window
+  op.window = -1;
   check(op, {"window slot -1"}, "put without a window");
   // Words that do not all carry the sequence of word 0.
   protocol::compact_entry torn = compact(channel_op(operation_kind::put, 4));

@@ -3,12 +3,10 @@
 // network path forced (DCUDA_FORCE_NETWORK=1): every process puts to every other on its stream,
 // each byte checked where it lands by a kernel of the target's stream after its wait; a put whose
 // stream is ready goes while another stream is held; ranks put into other processes' host windows
-// for their streams to wait on (peer path); the stream barrier orders plain puts.
+// for their streams and their ranks to wait on; the stream barrier orders plain puts.
 #include <mpi.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <vector>
 
 #include "dcuda/device.cuh"
@@ -275,12 +273,6 @@ __global__ void rank_put_kernel(dcuda_context_handle ctx) {
 
 DCUDA_TEST(a_stream_wait_counts_the_put_notify_of_ranks_of_every_process) {
   gpu_test::require_gpu();
-  const char* force_network = std::getenv("DCUDA_FORCE_NETWORK");
-  if (force_network != nullptr && std::string(force_network) == "1") {
-    throw dcuda_test::skip{
-        "ranks put into the host windows of the processes they reach by the "
-        "peer path only, and this job forces the network"};
-  }
   constexpr std::uint64_t chunk = std::uint64_t{1} << 16;
   const int me = process_index();
   const int processes = process_count();
@@ -333,6 +325,177 @@ DCUDA_TEST(a_stream_wait_counts_the_put_notify_of_ranks_of_every_process) {
   cudaFree(window);
   cudaFree(source);
   cudaFree(wrong);
+}
+
+namespace {
+
+// The sizes a rank puts into another process's host window, each at its own offset: a compact
+// entry (up to 8 B), a thread's copy (up to 16), a payload inside the command channel (up to
+// 1 KiB) or staged from the rank's buffer, in one piece or in several of the network's 1 MiB.
+__host__ __device__ constexpr int host_put_size(int i) {
+  constexpr int sizes[] = {1, 3, 8, 13, 100, 1024, 1025, 70001, (5 << 19) + 3};
+  return sizes[i];
+}
+constexpr int host_put_count = 9;
+constexpr int thread_put_bytes = 16;                        // a dcuda_put_notify_thread after them
+constexpr int host_put_gap = 7;                             // bytes left untouched after each put
+constexpr int host_put_notifications = host_put_count + 1;  // per sending process
+constexpr std::uint64_t host_put_region = std::uint64_t{4} << 20;  // per sending process
+
+__host__ __device__ constexpr int host_put_offset(int i) {
+  int offset = 0;
+  for (int k = 0; k < i; ++k) offset += host_put_size(k) + host_put_gap;
+  return offset;
+}
+constexpr int host_put_end = host_put_offset(host_put_count) + thread_put_bytes;
+// How far into each region the check looks: the puts and 4 KiB past them, where nothing lands.
+constexpr int host_put_checked = host_put_end + 4096;
+static_assert(host_put_checked <= host_put_region);
+
+struct host_put_data {
+  dcuda_win win;
+  int me;
+  int processes;
+  int round;
+  int tag;
+  int rank_waits;  // 1: the target rank waits and checks; 0: a stream of its process does
+  int rank_starts[max_processes];
+  unsigned char* source;        // pattern(me, i, round), on this GPU
+  const unsigned char* window;  // this process's host window: a region per sending process
+  int* wrong;
+};
+
+// Counts the wrong bytes of this process's host window after a round: each other process's region
+// holds that process's pattern where its puts went and zeros elsewhere; this process's own region
+// only zeros.
+__device__ void count_wrong_host_put_bytes(const host_put_data& data, int thread, int threads) {
+  for (int from = 0; from < data.processes; ++from) {
+    const unsigned char* region = data.window + host_put_region * static_cast<std::uint64_t>(from);
+    for (int i = thread; i < host_put_checked; i += threads) {
+      int put = 0;
+      while (put < host_put_count && i >= host_put_offset(put) + host_put_size(put)) ++put;
+      const bool written =
+          from != data.me &&
+          (put == host_put_count ? i >= host_put_offset(host_put_count) && i < host_put_end
+                                 : i >= host_put_offset(put));
+      const unsigned char expected =
+          written ? pattern(from, static_cast<std::uint64_t>(i), data.round) : 0;
+      if (region[i] != expected) atomicAdd(data.wrong, 1);
+    }
+  }
+}
+
+__global__ void check_host_put_kernel(host_put_data data) {
+  if (data.window == nullptr) return;  // the launch before any stream waits
+  count_wrong_host_put_bytes(data, static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x),
+                             static_cast<int>(gridDim.x * blockDim.x));
+}
+
+// Each process's third rank puts every size into its region of every other process's host
+// window: even ones as put_notify, odd ones as a plain put that a put_notify of no bytes then
+// notifies, then a thread-scoped put_notify; it flushes and overwrites its source (a staged put
+// whose source was read after the flush would land the zeros). Each second rank waits for every
+// notification and checks the window (rank_waits), or leaves that to a stream of its process.
+__global__ void host_put_kernel(dcuda_context_handle ctx) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(ctx, gst);
+  host_put_data* data = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&data));
+  int rank = 0;
+  dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+  const int me = data->me;
+  if (rank == data->rank_starts[me] + 2) {
+    for (int step = 1; step < data->processes; ++step) {
+      const int target = data->rank_starts[(me + step) % data->processes] + 1;
+      const int region = static_cast<int>(host_put_region) * me;
+      for (int i = 0; i < host_put_count; ++i) {
+        const int at = host_put_offset(i);
+        if (i % 2 == 0) {
+          dcuda_put_notify(gst, data->win, target, region + at, host_put_size(i), data->source + at,
+                           data->tag);
+        } else {
+          dcuda_put(gst, data->win, target, region + at, host_put_size(i), data->source + at);
+          dcuda_put_notify(gst, data->win, target, region + at, 0, data->source, data->tag);
+        }
+      }
+      const int at = host_put_offset(host_put_count);
+      if (threadIdx.x == 0) {
+        dcuda_put_notify_thread(gst, data->win, target, region + at, thread_put_bytes,
+                                data->source + at, data->tag);
+      }
+      __syncthreads();
+    }
+    dcuda_win_flush(gst, data->win);
+    for (int i = threadIdx.x; i < host_put_end; i += blockDim.x) data->source[i] = 0;
+  } else if (rank == data->rank_starts[me] + 1 && data->rank_waits != 0) {
+    dcuda_wait_notifications(gst, data->tag, (data->processes - 1) * host_put_notifications);
+    count_wrong_host_put_bytes(*data, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+    // Every notification counted once: none is left.
+    if (dcuda_test_notifications(gst, data->tag, 1) != 0 && threadIdx.x == 0) {
+      atomicAdd(data->wrong, 1000000);
+    }
+  }
+  dcuda_gpu_finish(gst);
+}
+
+}  // namespace
+
+// Ranks put into the host windows of other processes at every size a put takes a path of its
+// own for: over NVLink (or within one GPU) on the peer path, through the host proxies on the
+// network path. In the first round the target rank waits for them in the kernel; in the second a
+// stream of the target's process does, which counts only the host-initiated counters (a count in
+// the rank's own counters would hold it until the watchdog ends the test).
+DCUDA_TEST(ranks_put_into_other_processes_host_windows_at_every_size_for_ranks_and_streams) {
+  gpu_test::require_gpu();
+  const int me = process_index();
+  const int processes = process_count();
+  DCUDA_CHECK(processes <= max_processes);
+  dcuda_rank_info info{};
+  dcuda_host_context_handle context = gpu_test::start_dcuda(
+      host_put_kernel, 256, {"--dcuda-ranks-per-device=3"}, std::nullopt, info);
+  launch_kernels_once();
+  check_host_put_kernel<<<1, 1>>>(host_put_data{});
+  GPU_CHECK(cudaDeviceSynchronize());
+  host_put_data data{};
+  data.me = me;
+  data.processes = processes;
+  MPI_Allgather(&info.rank_start, 1, MPI_INT, data.rank_starts, 1, MPI_INT, MPI_COMM_WORLD);
+  const std::uint64_t window_bytes = host_put_region * static_cast<std::uint64_t>(processes);
+  unsigned char* window = nullptr;
+  GPU_CHECK(cudaMalloc(&window, window_bytes));
+  GPU_CHECK(cudaMalloc(&data.source, host_put_region));
+  GPU_CHECK(cudaMalloc(&data.wrong, sizeof(int)));
+  GPU_CHECK(cudaMemset(data.wrong, 0, sizeof(int)));
+  data.window = window;
+  dcuda_host_win_create(context, window, window_bytes, &data.win);
+  gpu_test::stream_holder check;
+  for (int round = 0; round < 2; ++round) {
+    data.round = round;
+    data.tag = 11 + round;  // each (rank, tag) consumed by a rank or by a stream, not both
+    data.rank_waits = round == 0 ? 1 : 0;
+    GPU_CHECK(cudaMemset(window, 0, window_bytes));
+    fill_kernel<<<64, 256>>>(data.source, host_put_region, me, round);
+    GPU_CHECK(cudaDeviceSynchronize());
+    if (data.rank_waits == 0) {
+      dcuda_wait_notifications_on_stream(context, info.rank_start + 1, data.tag,
+                                         (processes - 1) * host_put_notifications, check.stream);
+      check_host_put_kernel<<<64, 256, 0, check.stream>>>(data);
+    }
+    // No process puts before every window is cleared.
+    MPI_Barrier(MPI_COMM_WORLD);
+    dcuda_host_run(context, &data, sizeof data);
+    GPU_CHECK(cudaStreamSynchronize(check.stream));
+  }
+  int wrong = -1;
+  GPU_CHECK(cudaMemcpy(&wrong, data.wrong, sizeof wrong, cudaMemcpyDeviceToHost));
+  DCUDA_CHECK_EQ(wrong, 0);
+  // Every process has checked its window before any frees its buffers.
+  MPI_Barrier(MPI_COMM_WORLD);
+  dcuda_host_win_free(context, data.win);
+  dcuda_host_finish(context);
+  cudaFree(window);
+  cudaFree(data.source);
+  cudaFree(data.wrong);
 }
 
 DCUDA_TEST(the_stream_barrier_orders_plain_puts_between_processes) {

@@ -74,9 +74,8 @@ __device__ inline void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm,
 __device__ DCUDA_CALL_LINKAGE void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
   using namespace dcuda;
   device::enter_rank_call(gst.ctx, protocol::call::win_flush);
-  if (!device::holds_window(gst, win)) {
-    device::check_flushed_host_window(gst, win);
-    return;
-  }
+  if (!device::holds_window(gst, win)) device::check_flushed_host_window(gst, win);
+  // A large put through the network, into a device window or a host window, leaves its source
+  // in place until the proxy has copied it out.
   if (gst.uses_network) device::wait_for_staged_puts(gst, protocol::call::win_flush);
 }

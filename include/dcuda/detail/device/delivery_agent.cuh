@@ -84,12 +84,17 @@ __device__ inline bool wait_for_delivery_job(const dcuda_context* ctx,
 
 // Thread 0, after the job's data is in place (its own stores, or the block's before a barrier):
 // the notification, then `done` for the host. Releases: whoever sees the count or `done` sees
-// the data (PTX release is cumulative over what the barrier ordered before it). The count is a
-// reduction: the agent needs no answer, so it does not wait for one.
+// the data (PTX release is cumulative over what the barrier ordered before it), at the scope the
+// job asks for (protocol::job_count). The count is a reduction: the agent needs no answer, so it
+// does not wait for one.
 __device__ inline void complete_delivery_job(protocol::delivery_queue* queue, std::uint32_t number,
                                              const protocol::delivery_job& job) {
-  if (job.counter != 0) {
-    red_release_gpu_increment_u32(reinterpret_cast<std::uint32_t*>(job.counter));
+  const protocol::job_count count = protocol::decode_job_count(job.counter);
+  if (count.system_scope) {
+    fence_release_sys();
+    red_relaxed_sys_increment_u32(count.counter);
+  } else if (count.counter != nullptr) {
+    red_release_gpu_increment_u32(count.counter);
   }
   protocol::delivery_finish(*queue, number);
 }

@@ -4,8 +4,11 @@
 // route cache, route::host_window: the rank then copies into the target process's buffer (on this
 // GPU, or on a peer GPU of the node over NVLink) as for any target of the node, and thread 0
 // counts the notification in the target rank's host-initiated counters, where the target's stream
-// waits (dcuda_wait_notifications_on_stream) and its own dcuda_wait_notifications find it. The
-// latency paths of device windows test nothing more for it.
+// waits (dcuda_wait_notifications_on_stream) and its own dcuda_wait_notifications find it. A
+// process reached through the network gets route::network instead: the operation goes to the host
+// proxy with the host window's slot, as a put into a device window does, and the target's proxy
+// lands it in its buffer and counts it in the same counters. The latency paths of device windows
+// test nothing more for it.
 #pragma once
 
 #include "dcuda/detail/device/fail.cuh"
@@ -27,8 +30,6 @@ __device__ __noinline__ inline void report_host_put_fault(const dcuda_state& gst
     case host_put_fault::rank_outside:
       fail(gst.ctx, gst.world_rank, call, error_code::rank_out_of_range, rank, gst.world_size,
            DCUDA_COMM_WORLD);
-    case host_put_fault::unreachable:
-      fail(gst.ctx, gst.world_rank, call, error_code::host_window_unreached, rank, to.process);
     case host_put_fault::negative_size:
       fail(gst.ctx, gst.world_rank, call, error_code::negative_size, offset < 0 ? offset : size);
     case host_put_fault::range_outside:
@@ -42,8 +43,9 @@ __device__ __noinline__ inline void report_host_put_fault(const dcuda_state& gst
 }
 
 // Thread 0, before the put's entry barrier: checks a put into host window `win` of world rank
-// `rank` and leaves its route in the put route cache (the destination's base, the target rank's
-// counter row), or stops the run. The cache's key is cleared: the next put refreshes it again.
+// `rank` and leaves its route in the put route cache (the destination's base and the target
+// rank's counter row; or the network, to the target rank), or stops the run. The cache's key is
+// cleared: the next put refreshes it again.
 __device__ __noinline__ inline void cache_host_window_put(dcuda_state& gst, protocol::call call,
                                                           dcuda_win win, int rank, int offset,
                                                           int size, int tag) {
@@ -57,10 +59,13 @@ __device__ __noinline__ inline void cache_host_window_put(dcuda_state& gst, prot
   gst.cached_window = DCUDA_WIN_NONE;
   gst.cached_rank = -1;
   gst.put_route_cache.target = rank;
-  gst.put_route_cache.path = static_cast<std::uint32_t>(protocol::route::host_window);
+  gst.put_route_cache.path = static_cast<std::uint32_t>(
+      to.through_network ? protocol::route::network : protocol::route::host_window);
   gst.put_route_cache.counters = to.counters;
   gst.put_route_cache.ring = nullptr;
-  gst.cached_target_base = to.destination - static_cast<std::uint64_t>(offset);
+  // Through the network the proxy takes the window's slot and the offset; no address here.
+  gst.cached_target_base =
+      to.through_network ? 0 : to.destination - static_cast<std::uint64_t>(offset);
   gst.cached_target_size = to.window_size;
   gst.cached_own_base = 0;
   gst.cached_own_size = 0;
@@ -77,8 +82,9 @@ __device__ inline void finish_host_window_put(std::uint32_t* counters, bool noti
   if (notify) red_relaxed_sys_increment_u32(counters + tag);
 }
 
-// dcuda_win_flush with a handle the rank holds no device window for: a live host window passes (its
-// puts were complete on return); anything else stops the run.
+// dcuda_win_flush with a handle the rank holds no device window for: a live host window passes
+// (its puts within the node were complete on return; the caller waits for those through the
+// network); anything else stops the run.
 __device__ __noinline__ inline void check_flushed_host_window(const dcuda_state& gst,
                                                               dcuda_win win) {
   const dcuda_context* ctx = gst.ctx;

@@ -79,8 +79,9 @@ __device__ inline void acquire_counted_data(dcuda_state& gst, int tag, std::uint
 }
 
 // Host-initiated notifications of `tag` (dcuda/host_stream.h) this rank has not consumed; 0 without
-// host windows. A relaxed load at system scope: stream kernels of peer GPUs count here too, each
-// after a release fence (system scope), which take_notifications' acquire fence pairs with.
+// host windows. A relaxed load at system scope: stream kernels of peer GPUs, ranks' puts into host
+// windows and the delivery agent (for those through the network) count here too, each after a
+// release fence at system scope, which take_notifications' acquire fence pairs with.
 __device__ inline std::uint32_t host_notifications_pending(const dcuda_state& gst, int tag) {
   if (gst.host_counters == nullptr) return 0;
   return load_relaxed_sys_u32(gst.host_counters + tag) - gst.host_taken[tag];

@@ -7,7 +7,8 @@
 // Word 0 is the entry's usual head: the sequence (entry_sequence) in its low half, type and entry
 // count in its high half, so the consumer finds the entry the usual way (ready_entry). Words 1..7
 // carry one 32-bit field each, stamped with the same sequence. The consumer takes the entry when
-// every word shows the sequence, and hands it on as a regular remote_operation message.
+// every word shows the sequence, and hands it on as a regular remote_operation message. Word 7
+// carries the whole window slot (-1: none), since host windows' slots reach 255.
 #pragma once
 
 #include "dcuda/detail/protocol/command_channel.h"
@@ -34,11 +35,10 @@ DCUDA_HD constexpr std::uint64_t compact_head_word(std::uint32_t sequence) {
   return static_cast<std::uint64_t>(type_and_entries) << 32 | sequence;
 }
 
-// Field 1 packs what fits in a byte each: kind, tag, window slot (0xff: none), payload size.
+// Field 2 packs what fits in a byte each: kind, tag, payload size.
 DCUDA_HD constexpr std::uint32_t pack_small_fields(const remote_operation& op) {
   return (static_cast<std::uint32_t>(op.kind) & 0xffu) |
          (static_cast<std::uint32_t>(op.tag) & 0xffu) << 8 |
-         (static_cast<std::uint32_t>(op.window) & 0xffu) << 16 |
          (static_cast<std::uint32_t>(op.size) & 0xffu) << 24;
 }
 
@@ -57,7 +57,7 @@ DCUDA_HD constexpr compact_entry encode_compact_operation(const remote_operation
                                                static_cast<std::uint32_t>(op.offset),
                                                static_cast<std::uint32_t>(payload),
                                                static_cast<std::uint32_t>(payload >> 32),
-                                               0};
+                                               static_cast<std::uint32_t>(op.window)};
   compact_entry entry{};
   entry.words[0] = compact_head_word(sequence);
   for (std::uint32_t i = 1; i < compact_words; ++i)
@@ -73,11 +73,10 @@ DCUDA_HD constexpr bool decode_compact_operation(const compact_entry& entry, std
     if (!word_has_stamp(entry.words[i], sequence)) return false;
   }
   const std::uint32_t small = stamped_field(entry.words[2]);
-  const auto window = static_cast<std::int32_t>(small >> 16 & 0xffu);
   op = remote_operation{static_cast<std::int32_t>(small & 0xffu),
                         static_cast<std::int32_t>(stamped_field(entry.words[1])),
                         static_cast<std::int32_t>(stamped_field(entry.words[3])),
-                        window == 0xff ? -1 : window,
+                        static_cast<std::int32_t>(stamped_field(entry.words[7])),
                         static_cast<std::int64_t>(stamped_field(entry.words[4])),
                         static_cast<std::int64_t>(small >> 24),
                         static_cast<std::int32_t>(small >> 8 & 0xffu),

@@ -43,13 +43,33 @@ DCUDA_HD constexpr bool job_for_whole_block(delivery_job_kind kind) {
 // on the latency path.
 inline constexpr std::uint32_t delivery_inline_bytes = 8;
 
+// The count that follows a job's data: a counter (device memory) and the scope of the agent's
+// release. A rank's own counters are read by the ranks of this GPU alone: GPU scope. A rank's
+// host-initiated counters (dcuda/host_stream.h, where puts into host windows count) are read by
+// stream waits too, and every other writer releases them at system scope: so does the agent.
+// The job's `counter` word holds the address with the scope in bit 0 (a counter is a 4-byte
+// word); 0: no count.
+struct job_count {
+  std::uint32_t* counter = nullptr;
+  bool system_scope = false;
+};
+inline constexpr std::uint64_t system_scope_count_bit = 1;
+DCUDA_HD inline std::uint64_t encode_job_count(const job_count& count) {
+  return reinterpret_cast<std::uint64_t>(count.counter) |
+         (count.system_scope && count.counter != nullptr ? system_scope_count_bit : 0);
+}
+DCUDA_HD inline job_count decode_job_count(std::uint64_t field) {
+  return {reinterpret_cast<std::uint32_t*>(field & ~system_scope_count_bit),
+          (field & system_scope_count_bit) != 0};
+}
+
 // What a job asks for. It is never stored as such: the queue holds it as delivery_job_words.
 struct delivery_job {
   delivery_job_kind kind;
   std::uint32_t bytes;
   std::uint64_t destination;
   std::uint64_t source;   // copy: the data's address; copy_inline: the data (first byte lowest)
-  std::uint64_t counter;  // after the data: one more notification on this counter, or 0
+  std::uint64_t counter;  // after the data: one more notification (encode_job_count), or 0
 };
 
 // A job in the queue: 8 stamped words (protocol/stamped_word.h), each with 32 bits of the job

@@ -98,10 +98,11 @@ struct dcuda_context {
 
 namespace dcuda::protocol {
 
-// A stamp of the memory the host library and a kernel's dcuda calls share: the version and the
-// sizes and limits of everything laid out above. A kernel compiled against the headers of another
-// build (an older install, a copy of the headers beside a newer library) would read this memory
-// at the wrong places and hang or corrupt it; dcuda_gpu_init compares stamps and stops instead.
+// A stamp of the memory the host library and a kernel's dcuda calls share: the version, the sizes
+// and limits of everything laid out above, and shared_encoding_revision. A kernel compiled against
+// the headers of another build (an older install, a copy of the headers beside a newer library)
+// would read this memory at the wrong places and hang or corrupt it; dcuda_gpu_init compares
+// stamps and stops instead.
 constexpr std::uint32_t layout_stamp_of(std::initializer_list<std::uint64_t> values) {
   std::uint32_t hash = 2166136261u;  // FNV-1a over the values' bytes
   for (const std::uint64_t value : values) {
@@ -112,8 +113,14 @@ constexpr std::uint32_t layout_stamp_of(std::initializer_list<std::uint64_t> val
   return hash == 0u ? 1u : hash;  // 0 means "no mismatch" in layout_mismatch
 }
 
+// Counts the changes to what the kernel's headers and the library encode alike without a size
+// above showing it: a field's place in a command entry or a delivery job, an error code's number.
+// Raised with each such change, so that the stamp tells the two builds apart.
+inline constexpr std::uint64_t shared_encoding_revision = 2;
+
 inline constexpr std::uint32_t context_layout_stamp = layout_stamp_of({
     DCUDA_VERSION,
+    shared_encoding_revision,
     sizeof(dcuda_context),
     sizeof(window_entry),
     sizeof(rank_route),

@@ -29,7 +29,6 @@ enum class error_code : std::uint16_t {
   typed_span_too_large,         // values: count, the type's size, its extent
   typed_sizes_differ,           // values: source bytes, target bytes
   bad_host_window,              // values: handle (a host window's slot, not live in this run)
-  host_window_unreached,        // values: target rank, its process
   thread_call_off_thread_zero,  // values: the calling thread
   thread_put_too_large,         // values: size, the largest a thread-scoped put takes
   count_

@@ -20,8 +20,9 @@ static_assert(host_window_first_slot >= max_windows &&
               host_window_first_slot + host_window_slots <= 256);
 
 struct host_window_entry {
-  std::uint64_t base;        // the process's buffer as mapped on this GPU; 0: nothing, or unreached
-  std::uint64_t size;        // bytes it exposed
+  std::uint64_t base;        // the process's buffer as mapped on this GPU; 0: nothing, or the
+                             // process is reached through the network
+  std::uint64_t size;        // bytes it exposed (also for a process reached through the network)
   std::uint32_t generation;  // of the slot's live window; 0: no window in the slot
   std::uint32_t pad;
 };
@@ -50,7 +51,6 @@ enum class host_put_fault : std::uint8_t {
   none,
   bad_window,     // not a live host window (or the context has none)
   rank_outside,   // rank outside 0..world_size-1
-  unreachable,    // the rank's process is reached through the network
   negative_size,  // offset or size negative
   range_outside,  // [offset, offset + size) outside the target process's buffer
   tag_outside,    // a put_notify's tag outside 0..tag_count-1
@@ -58,10 +58,11 @@ enum class host_put_fault : std::uint8_t {
 
 struct host_put_target {
   host_put_fault fault;
-  std::uint64_t destination;  // base + offset, when there is no fault
+  std::uint64_t destination;  // base + offset, when there is no fault and the process is mapped
   std::uint64_t window_size;  // the target process's buffer (for the complaint)
-  std::uint32_t* counters;    // the target rank's row
+  std::uint32_t* counters;    // the target rank's row; null: through the network
   std::int32_t process;
+  bool through_network;  // the put goes to the host proxy, and the target's proxy lands it
 };
 
 // Whether host window `handle` is live in `process`'s column of the ranks' view: a host window's
@@ -82,7 +83,7 @@ DCUDA_HD inline host_put_target find_host_put_target(const host_window_entry* wi
                                                      int process_count, int world_size, int handle,
                                                      int rank, std::int64_t offset,
                                                      std::int64_t size, bool notify, int tag) {
-  host_put_target result{host_put_fault::none, 0, 0, nullptr, -1};
+  host_put_target result{host_put_fault::none, 0, 0, nullptr, -1, false};
   if (windows == nullptr || targets == nullptr || !is_host_window_handle(handle) ||
       window_generation(handle) == 0) {
     result.fault = host_put_fault::bad_window;
@@ -99,10 +100,9 @@ DCUDA_HD inline host_put_target find_host_put_target(const host_window_entry* wi
     return result;
   }
   const host_window_entry entry = windows[host_window_index(handle, target.process, process_count)];
-  if (target.counters == nullptr) {
-    result.fault = host_put_fault::unreachable;
-    return result;
-  }
+  // A process reached through the network has no base here; its size is known all the same, so
+  // the range is checked at the origin, and again where the put lands (check_host_window_put).
+  result.through_network = target.counters == nullptr;
   result.window_size = entry.size;
   if (offset < 0 || size < 0) {
     result.fault = host_put_fault::negative_size;
@@ -110,7 +110,8 @@ DCUDA_HD inline host_put_target find_host_put_target(const host_window_entry* wi
   }
   const auto first = static_cast<std::uint64_t>(offset);
   const auto bytes = static_cast<std::uint64_t>(size);
-  if (first > entry.size || bytes > entry.size - first || (bytes != 0 && entry.base == 0)) {
+  if (first > entry.size || bytes > entry.size - first ||
+      (bytes != 0 && entry.base == 0 && !result.through_network)) {
     result.fault = host_put_fault::range_outside;
     return result;
   }
@@ -118,7 +119,7 @@ DCUDA_HD inline host_put_target find_host_put_target(const host_window_entry* wi
     result.fault = host_put_fault::tag_outside;
     return result;
   }
-  result.destination = entry.base + first;
+  if (!result.through_network) result.destination = entry.base + first;
   result.counters = target.counters;
   return result;
 }
