@@ -24,6 +24,7 @@ device_type_table::device_type_table(int device) : device_(device) {
   entries_ = runtime::device_array<protocol::type_entry>(protocol::max_datatypes + 1);
   DCUDA_CUDA_CHECK(cudaMemset(entries_.get(), 0, entries_.size() * sizeof(protocol::type_entry)));
   tables_.resize(entries_.size());
+  mirror_.resize(entries_.size());
 }
 
 void device_type_table::put(std::uint32_t id, std::uint32_t generation, const built_layout& built) {
@@ -39,6 +40,7 @@ void device_type_table::put(std::uint32_t id, std::uint32_t generation, const bu
   entry.layout.run_starts = tables.run_starts.get();
   entry.layout.run_index = tables.run_index.get();  // null where the layout has none
   DCUDA_CUDA_CHECK(cudaMemcpy(entries_.get() + id, &entry, sizeof(entry), cudaMemcpyHostToDevice));
+  mirror_.at(id) = entry;
   // A copy from pageable memory may return before it has landed, and the kernels that read the
   // table run on streams that do not wait for the legacy stream: done before commit returns.
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
@@ -48,6 +50,7 @@ void device_type_table::remove(std::uint32_t id) {
   const runtime::device_scope scope(device_);
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());
   DCUDA_CUDA_CHECK(cudaMemset(entries_.get() + id, 0, sizeof(protocol::type_entry)));
+  mirror_.at(id) = protocol::type_entry{};
   DCUDA_CUDA_CHECK(cudaDeviceSynchronize());  // the entry is empty before its tables go
   tables_.at(id) = layout_tables{};
 }

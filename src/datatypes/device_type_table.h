@@ -19,10 +19,16 @@ class device_type_table {
 
   int device() const { return device_; }
   const protocol::type_entry* entries() const { return entries_.get(); }
+  // The layout of `type` as this GPU reads it (its tables in this GPU's memory), from the host's
+  // copy of the entries; null unless it is in the table under the handle's generation.
+  const protocol::type_layout* layout(dcuda_datatype type) const {
+    return protocol::committed_layout(mirror_.data(), type);
+  }
   // Uploads a committed type's layout and entry.
   void put(std::uint32_t id, std::uint32_t generation, const built_layout& built);
-  // Waits until the GPU has finished everything queued (a kernel may still read the type), then
-  // empties the entry and frees the type's tables.
+  // Waits until the GPU has finished everything queued (a kernel may still read the type, from
+  // the table or from a copy of its layout in its parameters), then empties the entry and frees
+  // the type's tables.
   void remove(std::uint32_t id);
 
  private:
@@ -34,7 +40,8 @@ class device_type_table {
 
   int device_;
   runtime::device_array<protocol::type_entry> entries_;
-  std::vector<layout_tables> tables_;  // by id
+  std::vector<protocol::type_entry> mirror_;  // what entries_ holds, on the host
+  std::vector<layout_tables> tables_;         // by id
 };
 
 }  // namespace dcuda::datatypes

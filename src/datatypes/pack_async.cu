@@ -30,22 +30,22 @@ __host__ __device__ inline std::uint64_t long_run_smallest_chunk(const type_layo
                                                              : dcuda::protocol::typed_chunk_bytes;
 }
 
-// `types`: the GPU's table of committed types. The handle is looked up again here: a type freed
-// (and its slot reused) between the host's check and this kernel must not be read as another
-// layout; the kernel then traps, and the stream reports the fault. `Word`: the access width the
-// host found for this copy (protocol::copy_width, from the same layout and buffers); one width
-// per kernel keeps the other widths' code, and its registers, out of it.
+// `typed`: the layout as this GPU reads it (its tables in this GPU's memory), a kernel parameter:
+// every warp reads it from the constant cache, where looking the handle up in the GPU's table of
+// types was a load from memory, and the layout's fields another, before a warp's first copy. A
+// type freed after this launch keeps its tables until the GPU has run what was queued before
+// (datatypes/device_type_table.h). `Word`: the access width the host found for this copy
+// (protocol::copy_width, from the same layout and buffers); one width per kernel keeps the other
+// widths' code, and its registers, out of it.
 template <typename Word>
 __global__ void __launch_bounds__(threads_per_block)
-    typed_copy_kernel(const dcuda::protocol::type_entry* types, dcuda_datatype type,
-                      std::uint64_t count, char* typed_bytes, char* packed_bytes, bool packing) {
-  const type_layout* typed = dcuda::protocol::committed_layout(types, type);
-  if (typed == nullptr) __trap();
-  const type_layout contiguous = dcuda::protocol::contiguous_layout(count * typed->size);
+    typed_copy_kernel(const __grid_constant__ type_layout typed, std::uint64_t count,
+                      char* typed_bytes, char* packed_bytes, bool packing) {
+  const type_layout contiguous = dcuda::protocol::contiguous_layout(count * typed.size);
   const dcuda::protocol::typed_copy copy =
       packing
-          ? dcuda::protocol::plan_typed_copy(packed_bytes, contiguous, typed_bytes, *typed, count)
-          : dcuda::protocol::plan_typed_copy(typed_bytes, *typed, packed_bytes, contiguous, 1);
+          ? dcuda::protocol::plan_typed_copy(packed_bytes, contiguous, typed_bytes, typed, count)
+          : dcuda::protocol::plan_typed_copy(typed_bytes, typed, packed_bytes, contiguous, 1);
   if (copy.width < sizeof(Word)) __trap();
   const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
   dcuda::protocol::copy_typed_share_as<Word>(copy, thread / 32, gridDim.x * warps_per_block,
@@ -123,12 +123,9 @@ __device__ void copy_runs_by_lane(const type_layout& typed, char* typed_bytes, c
 
 template <typename Word, bool packing>
 __global__ void __launch_bounds__(threads_per_block, long_run_blocks_per_sm)
-    long_run_copy_kernel(const dcuda::protocol::type_entry* types, dcuda_datatype type,
-                         std::uint64_t count, char* typed_bytes, char* packed_bytes) {
+    long_run_copy_kernel(const __grid_constant__ type_layout typed, std::uint64_t count,
+                         char* typed_bytes, char* packed_bytes) {
   namespace protocol = dcuda::protocol;
-  const type_layout* found = protocol::committed_layout(types, type);
-  if (found == nullptr) __trap();
-  const type_layout& typed = *found;
   const std::uint64_t total = count * typed.size;
   const unsigned lane = threadIdx.x % 32;
   const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * warps_per_block;
@@ -169,15 +166,15 @@ void launch_kernel(std::uint32_t width, unsigned blocks, cudaStream_t stream,
 }
 
 void launch_long_run_kernel(std::uint32_t width, unsigned blocks, cudaStream_t stream,
-                            const dcuda::protocol::type_entry* table, dcuda_datatype type,
-                            std::uint64_t count, char* typed, char* packed, bool packing) {
+                            const type_layout& layout, std::uint64_t count, char* typed,
+                            char* packed, bool packing) {
   dcuda::protocol::with_access_word(width, [&](auto word) {
     if (packing) {
       long_run_copy_kernel<decltype(word), true>
-          <<<blocks, threads_per_block, 0, stream>>>(table, type, count, typed, packed);
+          <<<blocks, threads_per_block, 0, stream>>>(layout, count, typed, packed);
     } else {
       long_run_copy_kernel<decltype(word), false>
-          <<<blocks, threads_per_block, 0, stream>>>(table, type, count, typed, packed);
+          <<<blocks, threads_per_block, 0, stream>>>(layout, count, typed, packed);
     }
   });
 }
@@ -217,7 +214,7 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
   } else {
     DCUDA_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
   }
-  const dcuda::protocol::type_entry* table = registry.device_table(device);
+  const type_layout on_gpu = registry.device_layout(device, type, call);
   const dcuda::runtime::device_scope on_device(device);
   const type_layout contiguous = dcuda::protocol::contiguous_layout(bytes);
   const std::uint32_t width = dcuda::protocol::copy_width(layout, contiguous, typed, packed);
@@ -232,10 +229,10 @@ void launch(const char* call, dcuda_datatype type, int count, const void* typed,
   const auto blocks = static_cast<unsigned>(
       std::min<std::uint64_t>((chunks + warps_per_block - 1) / warps_per_block, max_blocks));
   if (long_runs) {
-    launch_long_run_kernel(width, blocks, stream, table, type, elements, typed_bytes, packed_bytes,
+    launch_long_run_kernel(width, blocks, stream, on_gpu, elements, typed_bytes, packed_bytes,
                            packing);
   } else {
-    launch_kernel(width, blocks, stream, table, type, elements, typed_bytes, packed_bytes, packing);
+    launch_kernel(width, blocks, stream, on_gpu, elements, typed_bytes, packed_bytes, packing);
   }
   const cudaError_t launched = cudaGetLastError();
   if (launched != cudaSuccess) {

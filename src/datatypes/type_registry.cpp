@@ -136,18 +136,37 @@ std::shared_ptr<const built_layout> type_registry::layout(dcuda_datatype type,
 
 namespace dcuda::datatypes {
 
-const protocol::type_entry* type_registry::device_table(int device) {
-  const std::lock_guard<std::mutex> lock(mutex_);
+device_type_table& type_registry::table_of(int device) {
   auto found = device_tables_.find(device);
-  if (found != device_tables_.end()) return found->second->entries();
+  if (found != device_tables_.end()) return *found->second;
   auto table = std::make_unique<device_type_table>(device);
   for (std::uint32_t id = 1; id < slots_.size(); ++id) {
     const slot& s = slots_[id];
     if (s.live && s.layout) table->put(id, s.generation, *s.layout);
   }
-  const protocol::type_entry* entries = table->entries();
-  device_tables_.emplace(device, std::move(table));
-  return entries;
+  return *device_tables_.emplace(device, std::move(table)).first->second;
+}
+
+const protocol::type_entry* type_registry::device_table(int device) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return table_of(device).entries();
+}
+
+protocol::type_layout type_registry::device_layout(int device, dcuda_datatype type,
+                                                   const char* call) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const slot& s = live_slot(type, call);
+  if (!s.layout) {
+    refuse(call, DCUDA_ERROR_INVALID_ARGUMENT,
+           "the datatype " + handle_text(type) + " is not committed (dcuda_type_commit)");
+  }
+  const protocol::type_layout* on_gpu = table_of(device).layout(type);
+  if (on_gpu == nullptr) {
+    refuse(call, DCUDA_ERROR_INTERNAL,
+           "the datatype " + handle_text(type) + " is committed but missing from GPU " +
+               std::to_string(device) + "'s table");
+  }
+  return *on_gpu;
 }
 
 }  // namespace dcuda::datatypes

@@ -42,6 +42,9 @@ class type_registry {
   // The committed types as GPU `device` reads them: its table, made (with every committed type
   // in it) on the first call for that GPU and kept up to date by commit and free from then on.
   const protocol::type_entry* device_table(int device);
+  // The layout of a committed type as GPU `device` reads it (its tables in that GPU's memory, the
+  // table made as by device_table); an error naming `call` for any other handle.
+  protocol::type_layout device_layout(int device, dcuda_datatype type, const char* call);
 
  private:
   struct slot {
@@ -55,6 +58,7 @@ class type_registry {
   type_registry();
   const slot& live_slot(dcuda_datatype type, const char* call,
                         const char* what = "the datatype") const;  // mutex held
+  device_type_table& table_of(int device);                         // mutex held
 
   mutable std::mutex mutex_;
   std::vector<slot> slots_;  // index: the handle's id; slot 0 never used
