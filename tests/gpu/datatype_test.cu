@@ -178,6 +178,49 @@ DCUDA_TEST(pack_async_and_unpack_async_move_every_typed_byte) {
   cudaFree(target);
 }
 
+namespace {
+
+// Keeps its stream busy for about `cycles` clock cycles.
+__global__ void busy_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+}  // namespace
+
+// A copy queued behind other work, whose type is freed (and its slot taken by a new type) before
+// the copy runs, still copies with its own type: the kernel has the layout from its launch, and
+// dcuda_type_free waits for the GPU before it frees the type's tables.
+DCUDA_TEST(a_pack_queued_before_its_type_is_freed_copies_with_that_type) {
+  require_gpu();
+  const std::vector<double> matrix = numbered_matrix();
+  double* source = device_copy(matrix);
+  double* packed = nullptr;
+  GPU_CHECK(cudaMalloc(&packed, matrix.size() * sizeof(double)));
+  cudaStream_t stream;
+  GPU_CHECK(cudaStreamCreate(&stream));
+  busy_kernel<<<1, 1, 0, stream>>>(0);  // loaded before the timed use
+  GPU_CHECK(cudaStreamSynchronize(stream));
+  for (auto& c : matrix_cases()) {
+    GPU_CHECK(cudaMemsetAsync(packed, untouched, matrix.size() * sizeof(double), stream));
+    busy_kernel<<<1, 1, 0, stream>>>(100'000'000);  // tens of milliseconds
+    dcuda_pack_async(c.type, c.count, source + typed_origin(c), packed, stream);
+    dcuda_type_free(&c.type);
+    dcuda_datatype other = DCUDA_DATATYPE_NULL;
+    dcuda_type_contiguous(3, DCUDA_DOUBLE, &other);
+    dcuda_type_commit(&other);
+    GPU_CHECK(cudaStreamSynchronize(stream));
+    std::vector<double> want;
+    for (int e : c.elements) want.push_back(matrix[static_cast<std::size_t>(e)]);
+    DCUDA_CHECK(host_copy(packed, c.elements.size()) == want);
+    dcuda_type_free(&other);
+  }
+  GPU_CHECK(cudaStreamDestroy(stream));
+  cudaFree(source);
+  cudaFree(packed);
+}
+
 DCUDA_TEST(pack_async_of_odd_byte_runs_at_an_odd_address_moves_byte_by_byte) {
   require_gpu();
   // 64 runs of 3 bytes, 10 bytes apart, from byte 1 of the buffer: every access one byte wide.
