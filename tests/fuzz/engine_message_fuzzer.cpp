@@ -5,11 +5,15 @@
 // Input: a mode byte (even: a header, odd: an announcement), the receiver's limits (bounded to
 // what a real job has: up to 16 processes of up to 1024 ranks each), then the message itself.
 // Properties: the checks never fail on any bytes, and a message they accept is one the engine can
-// use without any further check: checked again here, field by field.
+// use without any further check: checked again here, field by field; a put into a host window
+// is also checked against a host window of the receiver (check_host_window_put), and one it
+// accepts lies inside that window's bytes.
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
+#include "dcuda/detail/protocol/host_window_view.h"
 #include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/remote_operation.h"
 #include "dcuda/detail/protocol/typed_piece.h"
@@ -62,11 +66,34 @@ void header(dcuda_fuzz::input& in) {
     violated("an accepted notifying header with a tag outside 0..255");
   }
   if (op.size < 0) violated("an accepted header with a negative size");
+  // A put or put_notify may name a host window of the receiving process (slots
+  // host_window_first_slot..255), which check_host_window_put then checks where it lands.
+  const bool host_window = dcuda::checks::for_host_window(op);
+  if (host_window &&
+      (op.window < dcuda::protocol::host_window_first_slot ||
+       op.window >= dcuda::protocol::host_window_first_slot + dcuda::protocol::host_window_slots)) {
+    violated("a header taken for a host window's outside the host windows' slots");
+  }
   if (dcuda::protocol::carries_payload(op) && !typed && !layout_part) {
-    if (op.window < 0 || op.window >= dcuda::protocol::max_windows || op.offset < 0 ||
-        op.size > std::numeric_limits<std::int64_t>::max() - op.offset ||
+    if ((!host_window && (op.window < 0 || op.window >= dcuda::protocol::max_windows)) ||
+        op.offset < 0 || op.size > std::numeric_limits<std::int64_t>::max() - op.offset ||
         op.size > limits.max_payload_bytes) {
       violated("an accepted header whose payload has no place");
+    }
+  }
+  if (host_window) {
+    // The receiving process's host windows: the one in the header's slot live or not, of a size
+    // from the input.
+    std::vector<dcuda::protocol::host_window_entry> own(dcuda::protocol::host_window_slots,
+                                                        dcuda::protocol::host_window_entry{});
+    const auto slot = static_cast<std::size_t>(op.window - dcuda::protocol::host_window_first_slot);
+    own[slot] = {0x10000, in.take<std::uint32_t>(), in.take<std::uint8_t>() % 2u, 0};
+    if (dcuda::checks::check_host_window_put(op, limits.source_process, own).empty() &&
+        (own[slot].generation == 0 || op.offset < 0 || op.size < 0 ||
+         static_cast<std::uint64_t>(op.offset) > own[slot].size ||
+         static_cast<std::uint64_t>(op.size) >
+             own[slot].size - static_cast<std::uint64_t>(op.offset))) {
+      violated("a put into a host window accepted outside a live window's bytes");
     }
   }
   const bool inside =
