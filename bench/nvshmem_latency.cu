@@ -13,6 +13,11 @@
 //              repetition queued before PE 0's stream starts (common/stream_ping_pong.h), beside
 //              the same ping-pong from a copy and stream memory operations; the anchor of
 //              host_stream_latency ($DCUDA_NVSHMEM_RESULT); `--on-stream-only` runs it alone.
+//   get, fetch-add  PE 0's block of 512 threads gets 8 B .. 1 MiB from PE 1 with
+//              nvshmemx_getmem_block, or its thread 0 adds to a word of PE 1 with
+//              nvshmem_uint64_atomic_fetch_add, then __syncthreads, back to back; time per call,
+//              the median of 7 repetitions; beside reference/peer_access_floor.cuh (the same by
+//              hand on CUDA IPC-mapped memory). The anchors of global_access_latency.
 //   bandwidth  PE 0 runs 32 blocks of 512 threads; each puts `size`-byte messages
 //              (nvshmemx_putmem_nbi_block) into its own slot of PE 1's memory, then
 //              nvshmem_quiet. Payload GB/s from CUDA events around the kernel, the median of 7.
@@ -48,6 +53,7 @@
 #include "reference/mpi_ping_pong.h"  // host_payload_byte and friends
 #include "reference/peer_flag_ping_pong.cuh"
 #include "reference/launch_floor.cuh"
+#include "reference/peer_access_floor.cuh"
 #include "reference/peer_memcpy_bandwidth.cuh"
 #include "reference/stream_memop_ping_pong.h"
 
@@ -125,6 +131,30 @@ __global__ void put_bandwidth_kernel(unsigned char* destination, const unsigned 
   __syncthreads();
   if (threadIdx.x == 0) nvshmem_quiet();
   __syncthreads();
+}
+
+// PE 0's gets of `size` bytes from PE 1 (size 0: 64-bit fetch-adds on PE 1's word), back to back,
+// timed per repetition.
+__global__ void access_kernel(unsigned char* landing, const unsigned char* source,
+                              std::uint64_t* word, int size, int warmup, int iterations,
+                              unsigned long long* repetition_ns, unsigned long long* sink) {
+  std::uint64_t seen = 0;
+  for (int repetition = -1; repetition < repetitions; ++repetition) {
+    const int calls = repetition < 0 ? warmup : iterations;
+    const std::uint64_t start = dcuda::device::global_time_ns();
+    for (int i = 0; i < calls; ++i) {
+      if (size == 0) {
+        if (threadIdx.x == 0) seen += nvshmem_uint64_atomic_fetch_add(word, 1, 1);
+      } else {
+        nvshmemx_getmem_block(landing, source, static_cast<std::size_t>(size), 1);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0 && repetition >= 0) {
+      repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
+    }
+  }
+  if (threadIdx.x == 0) *sink = seen;
 }
 
 // The symmetric memory of both tests, and the device words the ping-pong reports through.
@@ -241,6 +271,74 @@ mpi_result nvshmem_put_bandwidth(const mpi_world& world, const nvshmem_buffers& 
     }
   }
   return {world.from_process0(rate), !world.any(wrong)};
+}
+
+// One get of `size` bytes (0: one fetch-add) by PE 0's block of `threads` threads from PE 1,
+// microseconds per call on both PEs (collective).
+figure nvshmem_access_us(const mpi_world& world, const nvshmem_buffers& buffers, int threads,
+                         std::size_t size) {
+  BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+  nvshmem_barrier_all();
+  const int calls = size == 0 ? 20000 : round_trips_for(size);
+  figure result{};
+  if (world.process() == 0) {
+    device_bytes sink(sizeof(unsigned long long));
+    access_kernel<<<1, static_cast<unsigned>(threads)>>>(
+        buffers.send(), buffers.receive(), buffers.signal() + 1, static_cast<int>(size),
+        warmup_for(calls), calls, buffers.repetition_ns(), sink.get<unsigned long long>());
+    BENCH_CUDA_CHECK(cudaGetLastError());
+    BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> nanoseconds(repetitions);
+    BENCH_CUDA_CHECK(cudaMemcpy(nanoseconds.data(), buffers.repetition_ns(),
+                                repetitions * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    std::vector<double> per_call_us;
+    for (const unsigned long long ns : nanoseconds) {
+      per_call_us.push_back(static_cast<double>(ns) / calls / 1000);
+    }
+    result = summary(per_call_us);
+  }
+  nvshmem_barrier_all();
+  return world.from_process0(result);
+}
+
+// The get and fetch-add tables (collective), each beside the same by hand on IPC-mapped memory.
+std::vector<table> access_tables(const mpi_world& world, const nvshmem_buffers& buffers) {
+  constexpr int threads = 512;
+  std::vector<std::size_t> sizes;
+  for (std::size_t size = 8; size <= MiB; size *= 8) sizes.push_back(size);
+  sizes.push_back(MiB);
+  peer_access_floor floor(world, MiB);
+  table get{"NVSHMEM get (nvshmemx_getmem_block), per call, one block of 512 threads, 2 PEs",
+            "us",
+            "peer load",
+            "the same gets written by hand: one 512-thread block copies from the other GPU's "
+            "memory (CUDA IPC-mapped) with loads that skip L1, thread 0 alone up to 16 B, then "
+            "__syncthreads",
+            2,
+            threads,
+            1,
+            {}};
+  for (const std::size_t size : sizes) {
+    const figure nvshmem = nvshmem_access_us(world, buffers, threads, size);
+    const int calls = round_trips_for(size);
+    const figure reference = floor.run(threads, static_cast<int>(size), warmup_for(calls), calls);
+    get.rows.push_back({size, nvshmem.median, reference.median, nvshmem.min, nvshmem.max});
+  }
+  table fetch_add{
+      "NVSHMEM atomic fetch-add (nvshmem_uint64_atomic_fetch_add by thread 0, then "
+      "__syncthreads), per call, one block of 512 threads, 2 PEs",
+      "us",
+      "peer atomic",
+      "thread 0 of one 512-thread block: a relaxed system-scope fetch_add on the other "
+      "GPU's word (CUDA IPC-mapped), then __syncthreads",
+      2,
+      threads,
+      1,
+      {}};
+  const figure nvshmem = nvshmem_access_us(world, buffers, threads, 0);
+  const figure reference = floor.run(threads, 0, 2000, 20000);
+  fetch_add.rows.push_back({8, nvshmem.median, reference.median, nvshmem.min, nvshmem.max});
+  return {get, fetch_add};
 }
 
 // The on-stream ping-pong (collective): each PE queues nvshmemx_putmem_signal_on_stream (the
@@ -438,6 +536,9 @@ int main(int argc, char** argv) {
     if (out) out->print(on_stream);
     const table rate = on_stream_message_rate(world, buffers);
     if (out) out->print(rate);
+    for (const table& access : access_tables(world, buffers)) {
+      if (out) out->print(access);
+    }
 
     peer_memcpy_reference memcpy_reference(world, GiB);
     table bandwidth{"NVSHMEM put bandwidth (nvshmemx_putmem_nbi_block, then nvshmem_quiet), " +

@@ -159,6 +159,26 @@ std::string describe_error(const protocol::error_report& report,
            << " bytes a thread-scoped put moves; use dcuda_put or dcuda_put_notify, which the "
               "rank's threads make together";
       break;
+    case error_code::target_off_node:
+      text << "target rank " << v[0]
+           << " is reached only through the network; get and the remote atomics reach the ranks "
+              "of this node (this GPU and its peer GPUs)";
+      break;
+    case error_code::misaligned_atomic:
+      text << "offset " << v[0] << " is not a multiple of the " << v[1]
+           << "-byte word the atomic operates on";
+      break;
+    case error_code::uneven_window:
+      if (v[3] == 0) {
+        text << "rank " << v[1] << "'s part of window " << v[0]
+             << " is empty: a pointer into it cannot be moved";
+        break;
+      }
+      text << "the pointer crosses into rank " << v[1] << ", whose part of window " << v[0]
+           << " is " << v[2] << " bytes, not the " << v[3]
+           << " its arithmetic steps by; arithmetic across ranks needs a window where every rank "
+              "exposes the same size";
+      break;
     default:
       text << "error code " << report.code;
       break;

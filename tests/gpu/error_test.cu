@@ -44,6 +44,12 @@ enum class misuse : int {
   thread_put_too_large,
   thread_put_outside_window,
   thread_wait_negative_tag,
+  get_outside_window,
+  get_negative_offset,
+  atomic_misaligned,
+  atomic_bad_window,
+  gptr_add_uneven,
+  put_gptr_offset_too_large,
   // Window misuses, with a kernel of their own (window_misuse_kernel):
   double_win_free,
   null_window_base,
@@ -65,7 +71,10 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
   dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
   dcuda_comm_size(gst, DCUDA_COMM_DEVICE, &size);
   dcuda_win win;
-  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + 64 * rank, 64 * 4, &win);
+  // Every rank's window is 256 bytes, except rank 2's where a pointer's arithmetic must find one
+  // that differs.
+  const int window_bytes = data->what == misuse::gptr_add_uneven && rank == 2 ? 128 : 256;
+  dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + 64 * rank, window_bytes, &win);
   if (rank == 1) {  // rank 1 misbehaves; rank 0 waits for it
     int* mine = data->buffer + 64 * rank;
     switch (data->what) {
@@ -136,6 +145,24 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
         break;
       case misuse::thread_wait_negative_tag:
         if (threadIdx.x == 0) dcuda_wait_notifications_thread(gst, -3, 1);
+        break;
+      case misuse::get_outside_window:
+        dcuda_get(gst, win, 0, 250, 8, mine);
+        break;
+      case misuse::get_negative_offset:
+        dcuda_get(gst, win, 0, -4, 4, mine);
+        break;
+      case misuse::atomic_misaligned:
+        dcuda_atomic_fetch_add(gst, dcuda_gptr_of(win, 0, 6), 1u);
+        break;
+      case misuse::atomic_bad_window:
+        dcuda_atomic_swap(gst, dcuda_gptr_of(win + 1, 0, 8), 5ull);
+        break;
+      case misuse::gptr_add_uneven:
+        if (threadIdx.x == 3) dcuda_gptr_add(gst, dcuda_gptr_of(win, 0, 0), 600);
+        break;
+      case misuse::put_gptr_offset_too_large:
+        dcuda_put_gptr(gst, dcuda_gptr_of(win, 0, 1ull << 32), 4, mine);
         break;
       default:  // the window misuses have kernels of their own
         break;
@@ -288,6 +315,17 @@ const expectation misuse_cases[] = {
      "in dcuda_put_thread: offset 252 + size 8 exceeds the 256-byte window of target rank 0"},
     {"thread_wait_negative_tag", misuse::thread_wait_negative_tag,
      "in dcuda_wait_notifications_thread: tag -3 is outside 0..255"},
+    {"get_outside_window", misuse::get_outside_window,
+     "in dcuda_get: offset 250 + size 8 exceeds the 256-byte window of target rank 0"},
+    {"get_negative_offset", misuse::get_negative_offset,
+     "in dcuda_get: offset -4 + size 4 exceeds the 256-byte window of target rank 0"},
+    {"atomic_misaligned", misuse::atomic_misaligned,
+     "in dcuda_atomic_fetch_add: offset 6 is not a multiple of the 4-byte word"},
+    {"atomic_bad_window", misuse::atomic_bad_window, "in dcuda_atomic_swap: window handle"},
+    {"gptr_add_uneven", misuse::gptr_add_uneven,
+     "rank 1 (thread 3) in dcuda_gptr_add: the pointer crosses into rank 2, whose part of window"},
+    {"put_gptr_offset_too_large", misuse::put_gptr_offset_too_large,
+     "in dcuda_put_gptr: offset 4294967296 + size 4 exceeds the 256-byte window of target rank 0"},
     {"double_win_free", misuse::double_win_free, "in dcuda_win_free: window handle"},
     {"null_window_base", misuse::null_window_base,
      "in dcuda_win_create: the window's base is NULL but its size is 256"},
@@ -350,6 +388,12 @@ MISUSE_CASE(thread_call_off_thread_zero)
 MISUSE_CASE(thread_put_too_large)
 MISUSE_CASE(thread_put_outside_window)
 MISUSE_CASE(thread_wait_negative_tag)
+MISUSE_CASE(get_outside_window)
+MISUSE_CASE(get_negative_offset)
+MISUSE_CASE(atomic_misaligned)
+MISUSE_CASE(atomic_bad_window)
+MISUSE_CASE(gptr_add_uneven)
+MISUSE_CASE(put_gptr_offset_too_large)
 MISUSE_CASE(double_win_free)
 MISUSE_CASE(null_window_base)
 MISUSE_CASE(window_from_earlier_run)

@@ -11,6 +11,8 @@
 //   forged_ring_record    process 0 writes records no dcuda sender writes into the peer ring of a
 //   ring_record_outside   rank of process 1 (a 7-byte payload; 4 bytes past the end of its window):
 //                         the target refuses them before anything lands
+//   get_through_network   a get from a rank of the other process, which the network path reaches
+//                         (DCUDA_FORCE_NETWORK=1): refused, naming the target
 //   window_past_allocation a 1 GiB window of DCUDA_COMM_WORLD in a 4096-byte cudaMalloc
 //                         allocation (peer path: the exporting host refuses it; network path:
 //                         the host whose delivery agent would write into it)
@@ -41,7 +43,8 @@ enum scenario : int {
   cached_source_outside,
   forged_ring_record,
   ring_record_outside,
-  window_past_allocation
+  window_past_allocation,
+  get_through_network
 };
 
 // Thread 0 of a rank of process 0: a record the sending side of dcuda never makes, written into
@@ -95,6 +98,11 @@ __global__ void fault_kernel(dcuda_context_handle dcuda) {
     if (rank == 0) {
       dcuda_put_notify(gst, win, device_size, 60, 8, run->memory, 1);  // 60 + 8 > 64
     }
+    dcuda_win_free(gst, win);
+  } else if (run->what == get_through_network) {
+    dcuda_win win;
+    dcuda_win_create(gst, DCUDA_COMM_WORLD, run->memory + device_rank * 64, 64, &win);
+    if (rank == 0) dcuda_get(gst, win, device_size, 0, 8, run->memory + 1024);
     dcuda_win_free(gst, win);
   } else if (run->what == window_past_allocation) {
     dcuda_win win;
@@ -170,6 +178,7 @@ int main(int argc, char** argv) {
   run_data data{missing_collective, process, nullptr};
   if (name == "mismatched_collective") data.what = mismatched_collective;
   if (name == "remote_put_outside") data.what = remote_put_outside;
+  if (name == "get_through_network") data.what = get_through_network;
   if (name == "cached_put_outside") data.what = cached_put_outside;
   if (name == "cached_source_outside") data.what = cached_source_outside;
   if (name == "forged_ring_record") data.what = forged_ring_record;

@@ -5,6 +5,7 @@
 // checked where it lands.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -977,4 +978,129 @@ DCUDA_TEST(thread_scoped_puts_and_notifications_cross_in_issue_order) {
                       shared_if_asked(memory.data));
   DCUDA_CHECK_EQ(data.mismatches, 0);
   DCUDA_CHECK_EQ(data.count_errors, 0);
+}
+
+// ---- get and remote atomics across GPUs ----
+
+// Every rank gets every size from the same rank of the next process (through NVLink on the peer
+// path) and checks each byte where it lands, with the bytes past it untouched; then every rank
+// adds to one word of world rank 0 and swaps into one of the last rank, round after round. Each
+// value fetch_add hands out must be seen once over all processes, and the swaps must form one
+// chain. A get and an atomic reach the ranks of the node only: on the network path the case
+// skips (faults.cu checks the error there).
+__device__ constexpr int get_sizes[] = {1, 3, 8, 13, 16, 17, 100, 1024, 1025, 65537};
+constexpr int get_largest = 65537;
+constexpr int global_rounds = 20;
+// After the data and the landing area, aligned for the 64-bit atomics.
+constexpr std::uint64_t global_words_at = (2 * get_largest + 64 + 7) / 8 * 8;
+
+struct global_data {
+  unsigned char* memory;  // [ranks_per_device][per_rank]: [data][landing][words]
+  std::uint64_t per_rank;
+  int* seen;  // [world ranks * global_rounds]: values this process's fetch_adds got
+  unsigned long long* swapped;  // [ranks_per_device]: what each rank's last swap found
+  unsigned long long final_count;
+  unsigned long long final_swap;
+  int mismatches;
+};
+
+__global__ void global_access_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  global_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  int world_size = 0;
+  dcuda_comm_size(gst, DCUDA_COMM_WORLD, &world_size);
+  unsigned char* part = run->memory + here.device_rank * run->per_rank;
+  unsigned char* landing = part + get_largest;
+  fill(part, get_largest, here.rank, 3);
+  dcuda_win win;
+  dcuda_win_create(gst, DCUDA_COMM_WORLD, part, static_cast<int>(run->per_rank), &win);
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every rank's pattern is in place
+  const int source = here.next_gpu_peer;
+  int wrong = 0;
+  for (int k = 0; k < static_cast<int>(sizeof(get_sizes) / sizeof(get_sizes[0])); ++k) {
+    const int bytes = get_sizes[k];
+    dcuda_get(gst, win, source, 0, bytes, landing);
+    const int checked = bytes + 32 < get_largest ? bytes + 32 : get_largest;
+    for (int i = static_cast<int>(threadIdx.x); i < checked; i += blockDim.x) {
+      const unsigned char expected =
+          i < bytes ? pattern(source, static_cast<std::uint64_t>(i), 3) : 0;
+      if (landing[i] != expected) ++wrong;
+    }
+    // Each thread clears what it checked; the next get's entry barrier orders that before it lands.
+    for (int i = static_cast<int>(threadIdx.x); i < checked; i += blockDim.x) landing[i] = 0;
+    __syncthreads();
+  }
+  wrong = __syncthreads_count(wrong != 0);
+  const dcuda_gptr counter = dcuda_gptr_of(win, 0, global_words_at);
+  const dcuda_gptr swap_word = dcuda_gptr_of(win, world_size - 1, global_words_at + 8);
+  unsigned long long last_swapped = 0;
+  for (int round = 0; round < global_rounds; ++round) {
+    const unsigned long long value = dcuda_atomic_fetch_add(gst, counter, 1ull);
+    if (threadIdx.x == 0 && value < static_cast<unsigned long long>(world_size * global_rounds)) {
+      atomicAdd(&run->seen[value], 1);
+    }
+    // Every value swapped in is unique: rank * rounds + round + 1.
+    last_swapped = dcuda_atomic_swap(
+        gst, swap_word, static_cast<unsigned long long>(here.rank * global_rounds + round + 1));
+    if (threadIdx.x == 0) {
+      run->swapped[here.device_rank * global_rounds + round] = last_swapped;
+    }
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every atomic is done
+  if (threadIdx.x == 0) {
+    if (here.rank == 0) {
+      run->final_count = *reinterpret_cast<volatile unsigned long long*>(part + global_words_at);
+    }
+    if (here.rank == world_size - 1) {
+      run->final_swap = *reinterpret_cast<volatile unsigned long long*>(part + global_words_at + 8);
+    }
+    if (wrong != 0) atomicAdd(&run->mismatches, wrong);
+  }
+  dcuda_win_free(gst, win);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(get_and_atomics_cross_to_the_other_gpus) {
+  const char* forced = std::getenv("DCUDA_FORCE_NETWORK");
+  const char* emulated = std::getenv("DCUDA_EMULATE_NODES");
+  if ((forced != nullptr && std::string(forced) == "1") ||
+      (emulated != nullptr && std::atoi(emulated) > 1)) {
+    throw dcuda_test::skip{
+        "get and the remote atomics reach the ranks of one node; this run reaches the other "
+        "processes through the network"};
+  }
+  const int processes = mpi_test::process_count();
+  const int world = processes * ranks_per_device;
+  const std::uint64_t per_rank = global_words_at + 64;
+  process_memory memory(ranks_per_device * per_rank);
+  gpu_test::device_buffer<int> seen(static_cast<std::size_t>(world) * global_rounds);
+  gpu_test::device_buffer<unsigned long long> swapped(static_cast<std::size_t>(ranks_per_device) *
+                                                      global_rounds);
+  global_data data{memory.data, per_rank, seen.data, swapped.data, 0, 0, 0};
+  gpu_test::run_dcuda(global_access_kernel, threads_per_rank, data, small_gpu,
+                      shared_if_asked(memory.data));
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+  // Every value fetch_add handed out, over all processes, exactly once.
+  std::vector<int> counts = seen.read();
+  MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT, MPI_SUM,
+                MPI_COMM_WORLD);
+  for (int v = 0; v < world * global_rounds; ++v) DCUDA_CHECK_EQ(counts[v], 1);
+  unsigned long long final_count = data.final_count, final_swap = data.final_swap;
+  MPI_Allreduce(MPI_IN_PLACE, &final_count, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &final_swap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  DCUDA_CHECK_EQ(final_count, static_cast<unsigned long long>(world * global_rounds));
+  // The swaps form one chain: what they found, with the final value, is 0 and every value
+  // swapped in, each once.
+  std::vector<unsigned long long> found = swapped.read();
+  std::vector<unsigned long long> all(static_cast<std::size_t>(world) * global_rounds);
+  MPI_Allgather(found.data(), static_cast<int>(found.size()), MPI_UNSIGNED_LONG_LONG, all.data(),
+                static_cast<int>(found.size()), MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  all.push_back(final_swap);
+  std::sort(all.begin(), all.end());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    DCUDA_CHECK_EQ(all[i], static_cast<unsigned long long>(i));
+  }
 }

@@ -36,6 +36,13 @@ enum class call : std::uint16_t {
   notify_thread,
   test_notifications_thread,
   wait_notifications_thread,
+  get,  // the global-access calls (dcuda/device/global_access.cuh)
+  put_gptr,
+  put_notify_gptr,
+  gptr_add,
+  atomic_fetch_add,
+  atomic_compare_swap,
+  atomic_swap,
   count_  // number of entries; keep last
 };
 
@@ -66,15 +73,23 @@ constexpr const char* call_name(call c) {
                                    "dcuda_put_notify_thread",
                                    "dcuda_notify_thread",
                                    "dcuda_test_notifications_thread",
-                                   "dcuda_wait_notifications_thread"};
+                                   "dcuda_wait_notifications_thread",
+                                   "dcuda_get",
+                                   "dcuda_put_gptr",
+                                   "dcuda_put_notify_gptr",
+                                   "dcuda_gptr_add",
+                                   "dcuda_atomic_fetch_add",
+                                   "dcuda_atomic_compare_swap",
+                                   "dcuda_atomic_swap"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";
 }
 
-// Whether a put call notifies its target (dcuda_put_notify and its thread-scoped form).
+// Whether a put call notifies its target (dcuda_put_notify, its thread-scoped form and its form
+// on a global pointer).
 DCUDA_HD constexpr bool put_call_notifies(call c) {
-  return c == call::put_notify || c == call::put_notify_thread;
+  return c == call::put_notify || c == call::put_notify_thread || c == call::put_notify_gptr;
 }
 
 }  // namespace dcuda::protocol
