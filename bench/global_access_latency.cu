@@ -3,7 +3,9 @@
 // World rank 0 (process 0) reaches into world rank 1's part of a window of DCUDA_COMM_WORLD,
 // back to back, and times each repetition with its GPU's global timer; time per call, the median
 // of 7 repetitions:
-//   get        dcuda_get_gptr of 8 B .. 1 MiB into process 0's GPU memory
+//   get        dcuda_get_gptr of 8 B .. 1 MiB into process 0's GPU memory, each from other lines
+//              of a 4 MiB region than the get before (no get finds its bytes in L1 by an earlier
+//              one, as gets of real data would not)
 //   atomics    dcuda_atomic_fetch_add and dcuda_atomic_compare_swap on a 64-bit word
 //   put        dcuda_put_gptr against dcuda_put of the same bytes (8 B, 1 KiB, 1 MiB), same run
 //
@@ -39,14 +41,16 @@ using namespace dcuda_bench;
 constexpr const char* benchmark = "global_access_latency";
 constexpr int threads_per_rank = 512;
 constexpr std::size_t largest_get = MiB;
-constexpr std::size_t word_offset = largest_get;  // the atomics' word, after the get's bytes
-constexpr std::size_t part_bytes = largest_get + 256;
+// Rank 1's part: the region the gets cycle through, then the atomics' word. Rank 0's: the puts'
+// source at 128.
+constexpr std::size_t word_offset = get_region_bytes;
+constexpr std::size_t part_bytes = get_region_bytes + 256;
 
 enum class operation : int { get, fetch_add, compare_swap, put, put_gptr };
 
 struct run_data {
   unsigned char* part;     // this process's rank's part of the window
-  unsigned char* landing;  // process 0: where gets land, and what puts send (in its part)
+  unsigned char* landing;  // process 0: where gets land
   operation what;
   int size;
   int warmup;
@@ -55,7 +59,8 @@ struct run_data {
   unsigned long long sink;  // the atomics' values, so that none is dropped
 };
 
-__global__ void global_access_kernel(dcuda_context_handle dcuda) {
+__global__ void __launch_bounds__(threads_per_rank)
+    global_access_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
   dcuda_gpu_init(dcuda, gst);
   run_data* run = nullptr;
@@ -74,8 +79,10 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
       const std::uint64_t start = dcuda::device::global_time_ns();
       for (int i = 0; i < calls; ++i) {
         switch (run->what) {
-          case operation::get:
-            dcuda_get_gptr(gst, from, run->size, run->landing);
+          case operation::get:  // each get from other lines (reference/peer_access_floor.cuh)
+            dcuda_get_gptr(
+                gst, dcuda_gptr_of(win, 1, get_offset(i, static_cast<std::size_t>(run->size))),
+                run->size, run->landing);
             break;
           case operation::fetch_add:
             seen += dcuda_atomic_fetch_add(gst, word, 1ull);
@@ -88,10 +95,10 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
             break;
           }
           case operation::put:
-            dcuda_put(gst, win, 1, 0, run->size, run->landing);
+            dcuda_put(gst, win, 1, 0, run->size, run->part + 128);
             break;
           case operation::put_gptr:
-            dcuda_put_gptr(gst, from, run->size, run->landing);
+            dcuda_put_gptr(gst, from, run->size, run->part + 128);
             break;
         }
       }
@@ -113,19 +120,14 @@ int calls_for(std::size_t size) {
 }
 
 // One measurement (collective): `what` of `size` bytes, time per call on both processes.
-figure measure(dcuda_session& session, const mpi_world& world, device_bytes& part, operation what,
-               std::size_t size) {
+figure measure(dcuda_session& session, const mpi_world& world, device_bytes& part,
+               device_bytes& landing, operation what, std::size_t size) {
   BENCH_CUDA_CHECK(cudaMemset(part.get(), world.process() + 1, part_bytes));
   BENCH_CUDA_CHECK(cudaDeviceSynchronize());
   const int calls = calls_for(size);
-  run_data data{part.get(),
-                part.get() + 128,
-                what,
-                static_cast<int>(size),
-                std::max(calls / 10, 10),
-                calls,
-                {},
-                0};
+  run_data data{
+      part.get(), landing.get(), what, static_cast<int>(size), std::max(calls / 10, 10), calls, {},
+      0};
   session.run(data);
   figure result{};
   if (world.process() == 0) {
@@ -193,6 +195,7 @@ int main(int argc, char** argv) {
   figure fetch_add{}, compare_swap{};
   {
     device_bytes part(part_bytes);
+    device_bytes landing(largest_get);
     dcuda_session session(command_line, global_access_kernel, threads_per_rank,
                           {"--dcuda-ranks-per-device=1", "--dcuda-force-network=0"});
     if (session.ranks() != 2) {
@@ -200,13 +203,13 @@ int main(int argc, char** argv) {
                "needs 2 ranks, one per GPU; found " + describe_rank_info(session.rank_info()));
     }
     for (const std::size_t size : get_sizes) {
-      gets.push_back(measure(session, world, part, operation::get, size));
+      gets.push_back(measure(session, world, part, landing, operation::get, size));
     }
-    fetch_add = measure(session, world, part, operation::fetch_add, 8);
-    compare_swap = measure(session, world, part, operation::compare_swap, 8);
+    fetch_add = measure(session, world, part, landing, operation::fetch_add, 8);
+    compare_swap = measure(session, world, part, landing, operation::compare_swap, 8);
     for (const std::size_t size : put_sizes) {
-      puts.push_back(measure(session, world, part, operation::put, size));
-      gptr_puts.push_back(measure(session, world, part, operation::put_gptr, size));
+      puts.push_back(measure(session, world, part, landing, operation::put, size));
+      gptr_puts.push_back(measure(session, world, part, landing, operation::put_gptr, size));
     }
   }
 
@@ -214,7 +217,8 @@ int main(int argc, char** argv) {
   out.emplace(benchmark, command_line, current_device());
   const std::string floor_detail =
       "the same gets written by hand: one 512-thread block copies from the other GPU's memory "
-      "(CUDA IPC-mapped) with loads that skip L1, thread 0 alone up to 16 B, then __syncthreads";
+      "(CUDA IPC-mapped) with loads that skip L1, thread 0 alone up to 16 B, then "
+      "__syncthreads; successive gets of both from other lines of 4 MiB";
   table get_table = make_table("get (dcuda_get_gptr), per call", "peer load", floor_detail, 1);
   for (std::size_t i = 0; i < get_sizes.size(); ++i) {
     get_table.rows.push_back(

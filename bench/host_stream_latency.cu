@@ -35,6 +35,7 @@
 
 #include "common/anchor_figures.h"
 #include "common/bench_report.h"
+#include "common/initiator_crossover.h"
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
@@ -386,22 +387,15 @@ int main(int argc, char** argv) {
     out->print(same_gpu_results);
     out->print(same_gpu_rate);
     out->print(same_gpu_initiators);
-    // Per path, the smallest size from which the host's calls are faster at this and every
-    // larger size.
+    // Per path, the sizes at which the host's calls were faster (the curves may cross twice).
     const auto print_crossover = [&](const char* path, const std::vector<figure>& host,
                                      const std::vector<figure>& device) {
-      std::size_t host_from = 0;
-      for (std::size_t i = sizes.size(); i-- > 0 && host[i].median < device[i].median;) {
-        host_from = sizes[i];
+      std::vector<double> host_us, device_us;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        host_us.push_back(host[i].median);
+        device_us.push_back(device[i].median);
       }
-      if (host_from == 0) {
-        std::printf(
-            "# %s: device-initiated was as fast as host-initiated or faster at every size\n\n",
-            path);
-      } else {
-        std::printf("# %s: host-initiated overtook device-initiated from %zu bytes on\n\n", path,
-                    host_from);
-      }
+      std::printf("# %s: %s\n\n", path, faster_initiator_sizes(sizes, host_us, device_us).c_str());
     };
     if (peer) print_crossover("peer path", by_default, device_initiated);
     print_crossover("same GPU", same_gpu, same_gpu_device_initiated);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/bench_report.h"
+#include "common/initiator_crossover.h"
 #include "common/cuda_check.h"
 #include "common/dcuda_session.h"
 #include "common/device_payload.h"
@@ -144,15 +145,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     out->print(initiators);
-    std::size_t i = sizes.size();
-    while (i > 0 && host[i - 1].median < device[i - 1].median) --i;
-    if (i == sizes.size()) {
-      std::printf("# network path: device-initiated was faster at every size up to %zu bytes\n\n",
-                  sizes.back());
-    } else {
-      std::printf("# network path: host-initiated overtook device-initiated from %zu bytes on\n\n",
-                  sizes[i]);
+    std::vector<double> host_us, device_us;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      host_us.push_back(host[i].median);
+      device_us.push_back(device[i].median);
     }
+    std::printf("# network path: %s\n\n",
+                faster_initiator_sizes(sizes, host_us, device_us).c_str());
     out->write_json();
   }
   return 0;

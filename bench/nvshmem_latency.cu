@@ -14,7 +14,8 @@
 //              the same ping-pong from a copy and stream memory operations; the anchor of
 //              host_stream_latency ($DCUDA_NVSHMEM_RESULT); `--on-stream-only` runs it alone.
 //   get, fetch-add  PE 0's block of 512 threads gets 8 B .. 1 MiB from PE 1 with
-//              nvshmemx_getmem_block, or its thread 0 adds to a word of PE 1 with
+//              nvshmemx_getmem_block (successive gets from other lines of 4 MiB: no get finds
+//              an earlier one's lines in L1), or its thread 0 adds to a word of PE 1 with
 //              nvshmem_uint64_atomic_fetch_add, then __syncthreads, back to back; time per call,
 //              the median of 7 repetitions; beside reference/peer_access_floor.cuh (the same by
 //              hand on CUDA IPC-mapped memory). The anchors of global_access_latency.
@@ -146,7 +147,8 @@ __global__ void access_kernel(unsigned char* landing, const unsigned char* sourc
       if (size == 0) {
         if (threadIdx.x == 0) seen += nvshmem_uint64_atomic_fetch_add(word, 1, 1);
       } else {
-        nvshmemx_getmem_block(landing, source, static_cast<std::size_t>(size), 1);
+        nvshmemx_getmem_block(landing, source + get_offset(i, static_cast<std::size_t>(size)),
+                              static_cast<std::size_t>(size), 1);
       }
       __syncthreads();
     }

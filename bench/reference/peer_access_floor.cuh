@@ -3,7 +3,9 @@
 // memory mapped with CUDA IPC. One block of process 0's GPU, back to back:
 //   get        the block copies `size` bytes of the other GPU's buffer into its own GPU's memory
 //              with loads that skip the L1 cache (__ldcv: each get reads the other GPU again), by
-//              thread 0 alone up to 16 bytes, then __syncthreads
+//              thread 0 alone up to 16 bytes, then __syncthreads; get i reads at
+//              get_offset(i, size), so that successive gets read other lines of a region larger
+//              than L1, as gets of real data do (the same offsets as the benchmarks' gets)
 //   fetch-add  thread 0 adds 1 to a 64-bit word of the other GPU (a relaxed system-scope
 //              cuda::atomic_ref fetch_add), then __syncthreads (the value reaches the block)
 // Time per operation: the repetition's time over its operations, the median of 7 repetitions,
@@ -24,6 +26,18 @@
 #include "dcuda/detail/device/clock.cuh"
 
 namespace dcuda_bench {
+
+// The bytes the gets of a latency benchmark cycle through: more than a multiprocessor's L1
+// holds (256 KiB on Hopper), so that no get finds the lines of an earlier one in L1.
+inline constexpr std::size_t get_region_bytes = std::size_t{4} << 20;
+
+// Where get `i` of `size` bytes reads in the region: the region cut into slots of the size
+// (at least a 128-byte line), one after the other.
+__host__ __device__ inline std::size_t get_offset(int i, std::size_t size) {
+  const std::size_t slot = (size < 128 ? 128 : (size + 127) / 128 * 128);
+  const std::size_t slots = get_region_bytes / slot;
+  return static_cast<std::size_t>(i) % slots * slot;
+}
 
 struct peer_access_args {
   const unsigned char* peer_source;   // the other GPU's bytes, mapped
@@ -50,12 +64,14 @@ __global__ void peer_access_floor_kernel(peer_access_args args) {
       } else if (args.size <= 16) {
         if (threadIdx.x == 0) {
           auto* to = reinterpret_cast<unsigned long long*>(args.landing);
-          const auto* from = reinterpret_cast<const unsigned long long*>(args.peer_source);
+          const auto* from = reinterpret_cast<const unsigned long long*>(
+              args.peer_source + get_offset(i, static_cast<std::size_t>(args.size)));
           for (int word = 0; word < (args.size + 7) / 8; ++word) to[word] = __ldcv(from + word);
         }
       } else {
         auto* to = reinterpret_cast<uint4*>(args.landing);
-        const auto* from = reinterpret_cast<const uint4*>(args.peer_source);
+        const auto* from = reinterpret_cast<const uint4*>(
+            args.peer_source + get_offset(i, static_cast<std::size_t>(args.size)));
         for (int v = static_cast<int>(threadIdx.x); v < args.size / 16;
              v += static_cast<int>(blockDim.x)) {
           to[v] = __ldcv(from + v);
@@ -73,11 +89,11 @@ __global__ void peer_access_floor_kernel(peer_access_args args) {
 class peer_access_floor {
  public:
   // Collective over the 2 processes of `world` (one node, one GPU each, the current device).
-  // Gets of up to `largest` bytes (a multiple of 16 above 16 bytes).
+  // Gets of up to `largest` bytes (a multiple of 16 above 16 bytes, at most get_region_bytes).
   peer_access_floor(const mpi_world& world, std::size_t largest)
       : world_(world),
-        largest_(largest),
-        buffers_(world, 2 * largest + 256),
+        buffers_(world, get_region_bytes + 256),
+        landing_(largest),
         repetition_ns_(repetitions * sizeof(unsigned long long)),
         sink_(sizeof(unsigned long long)) {}
 
@@ -89,8 +105,8 @@ class peer_access_floor {
     if (world_.process() == 0) {
       const peer_access_args args{
           buffers_.peers(),
-          buffers_.mine() + largest_,
-          reinterpret_cast<unsigned long long*>(buffers_.peers() + 2 * largest_),
+          landing_.get(),
+          reinterpret_cast<unsigned long long*>(buffers_.peers() + get_region_bytes),
           size,
           warmup,
           iterations,
@@ -115,8 +131,8 @@ class peer_access_floor {
 
  private:
   const mpi_world& world_;
-  std::size_t largest_;
-  ipc_buffer_pair buffers_;
+  ipc_buffer_pair buffers_;  // [get region][the fetch-adds' word]
+  device_bytes landing_;
   device_bytes repetition_ns_;
   device_bytes sink_;
 };

@@ -31,9 +31,9 @@
 //         model-waits-streams-0
 //                         dcuda_model_predict_stream_waits(peer, 1, 0 streams):
 //                         DCUDA_ERROR_INVALID_ARGUMENT, before any model is loaded
-//         model-load FILE dcuda_model_load(FILE), which must succeed, then a prediction of the
-//                         network path from the host, which FILE has no fit of:
-//                         DCUDA_ERROR_INVALID_STATE
+//         model-load FILE dcuda_model_load(FILE), which must succeed, then a prediction of 2
+//                         pipelined messages on the network path from the host, which FILE has
+//                         single messages of alone: DCUDA_ERROR_INVALID_STATE
 //         default-handler a handler set, then NULL: only dcuda's own message
 //         handler-fails   the handler itself calls a failing dcuda function: the process ends
 //                         at once, with the handler entered once
@@ -150,7 +150,7 @@ int main(int argc, char* argv[]) {
     dcuda_model_load(argv[2]);
     std::fprintf(stderr, "peer device, 8 B: %.3f us\n",
                  dcuda_model_predict(DCUDA_MODEL_PEER, DCUDA_MODEL_DEVICE, 8, 1));
-    dcuda_model_predict(DCUDA_MODEL_NETWORK, DCUDA_MODEL_HOST, 8, 1);
+    dcuda_model_predict(DCUDA_MODEL_NETWORK, DCUDA_MODEL_HOST, 8, 2);
   } else if (mode == "default-handler") {
     dcuda_host_set_error_handler(nullptr, nullptr);
     dcuda_host_get_timings(nullptr);

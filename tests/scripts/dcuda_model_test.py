@@ -20,6 +20,8 @@ FITS = {("same-gpu", "device"): (0.5, 0.02, 1.4, 600.0, -0.8),
         ("network", "device"): (7.0, 0.1, 2.6, 2000.0, -0.85),
         ("same-gpu", "host"): (4.0, 0.0005, 3.1, 3100.0, -0.9),
         ("peer", "host"): (6.0, 0.001, 4.3, 4300.0, -0.9)}
+# The host initiator on the network path: single messages only (o, O); no benchmark pipelines it.
+SINGLE_ONLY = {("network", "host"): (30.0, 0.07)}
 TITLES = {  # single-message table, its reference, and its benchmark
     ("same-gpu", "device"): ("local_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications), one way, 2 ranks", "flag ping-pong"),
     ("peer", "device"): ("remote_latency", "notified access (dcuda_put_notify + dcuda_wait_notifications) over the peer path (NVLink), one way", "peer flag"),
@@ -27,6 +29,7 @@ TITLES = {  # single-message table, its reference, and its benchmark
     # Same GPU first: its titles must not be taken for the peer path's.
     ("same-gpu", "host"): ("host_stream_latency", "host-initiated notified access on a stream (dcuda_put_notify_on_stream + dcuda_wait_notifications_on_stream), one way, same GPU, 2 ranks of one process", "stream memop"),
     ("peer", "host"): ("host_stream_latency", "host-initiated notified access on a stream (dcuda_put_notify_on_stream + dcuda_wait_notifications_on_stream), one way, peer path, 2 processes", "stream memop"),
+    ("network", "host"): ("host_stream_network", "host-initiated notified access on a stream (dcuda_put_notify_on_stream + dcuda_wait_notifications_on_stream), one way, network path (forced), 2 processes", "MPI host"),
 }
 BANDWIDTH = {"same-gpu": ("local_bandwidth", "notified access bandwidth, one pair (rank 0 -> rank 1)", "cudaMemcpy"),
              "peer": ("remote_bandwidth", "notified access bandwidth over the peer path (NVLink), one pair", "cudaMemcpyPeer"),
@@ -63,7 +66,7 @@ PEER_DEVICE_FROM_16 = (1.5, 0.02)
 
 def single(path, initiator, m):
     L, G, S = PATHS[path]
-    o, O = FITS[(path, initiator)][:2]
+    o, O = (FITS.get((path, initiator)) or SINGLE_ONLY[(path, initiator)])[:2]
     if (path, initiator) == ("peer", "device") and m >= 16:
         o, O = PEER_DEVICE_FROM_16
     return L + o + S + (O + G) * 1e-3 * m
@@ -203,13 +206,21 @@ with tempfile.TemporaryDirectory() as scratch:
     check("Table I" in out and "Table II" in out, "the tables are not printed")
     table_one = out.split("Table II")[0].splitlines()
     single_rows = [line for line in table_one if line.startswith("  ")]
-    check(len(single_rows) == 6, f"{len(single_rows)} single-message rows printed, not 6")
-    check(sum(" 1.000" in line for line in single_rows) == 5, "a single-message R^2 is not 1.000:\n" + out)
+    check(len(single_rows) == 7, f"{len(single_rows)} single-message rows printed, not 7")
+    check(sum(" 1.000" in line for line in single_rows) == 6, "a single-message R^2 is not 1.000:\n" + out)
     pipelined_rows = [line for line in out.splitlines() if line.startswith("  ") and "* m^" in line]
     check(len(pipelined_rows) == 5 and all(" 1.000" in line for line in pipelined_rows),
           "pipelined rows or their R^2:\n" + out)
-    check("not fitted: network, host" not in out, "network host needs no line: it is not measured")
-    check("not fitted" not in out, "everything is measured, yet something is not fitted:\n" + out)
+    for (path, initiator), (o, O) in SINGLE_ONLY.items():
+        pieces = fits.get(("single", path, initiator))
+        check(pieces is not None and len(pieces) == 1 and close(pieces[0]["o_us"], o, 1e-3)
+              and close(pieces[0]["O_ns_per_byte"], O, 1e-3),
+              f"{path} {initiator}: single-message fit {pieces}, expected o {o} O {O}")
+        check(fits.get(("pipelined", path, initiator)) is None,
+              f"{path} {initiator}: a pipelined fit without a pipelined benchmark")
+    not_fitted = [line for line in out.splitlines() if "not fitted" in line]
+    check(not_fitted == ["# not fitted: network, host: no pipelined benchmark (single messages only)"],
+          "everything with a benchmark is measured, yet something is not fitted:\n" + out)
 
     # Host puts from N streams at once: table III, and one concurrent line per N after each
     # pipelined line, in ascending N.
