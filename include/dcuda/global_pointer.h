@@ -34,10 +34,18 @@ DCUDA_HD constexpr bool dcuda_gptr_equal(dcuda_gptr a, dcuda_gptr b) {
 // `unit_bytes` (> 0), crossing from one rank's part into the next where it reaches its end.
 // The result's offset is always below unit_bytes, so a pointer one past a rank's last byte names
 // the next rank's first. Ranks below 0 or past the communicator are not caught here: the call
-// that uses the pointer checks its rank. Computed in 64-bit global byte positions, which a window
-// of int-sized parts over at most 2^31 ranks never leaves.
+// that uses the pointer checks its rank. Computed in 64-bit global byte positions: a part of at
+// most 2^32 bytes, an offset and a step of at most 2^60 bytes keep them below 2^63. Beyond those,
+// or where the rank would not fit 32 bits, the result is rank -1 (which every call refuses),
+// never a wrapped position that could name another rank's bytes.
 DCUDA_HD constexpr dcuda_gptr dcuda_gptr_advance(dcuda_gptr p, std::int64_t bytes,
                                                  std::uint64_t unit_bytes) {
+  constexpr std::int64_t step_limit = std::int64_t{1} << 60;
+  const dcuda_gptr nowhere{-1, p.window, 0};
+  if (unit_bytes == 0 || unit_bytes > (std::uint64_t{1} << 32) || bytes > step_limit ||
+      bytes < -step_limit || p.offset > static_cast<std::uint64_t>(step_limit)) {
+    return nowhere;
+  }
   const auto size = static_cast<std::int64_t>(unit_bytes);
   const std::int64_t position =
       static_cast<std::int64_t>(p.unit) * size + static_cast<std::int64_t>(p.offset) + bytes;
@@ -48,6 +56,7 @@ DCUDA_HD constexpr dcuda_gptr dcuda_gptr_advance(dcuda_gptr p, std::int64_t byte
     offset += size;
     unit -= 1;
   }
+  if (unit > INT32_MAX || unit < INT32_MIN) return nowhere;
   return dcuda_gptr{static_cast<std::int32_t>(unit), p.window, static_cast<std::uint64_t>(offset)};
 }
 

@@ -165,8 +165,9 @@ std::string describe_error(const protocol::error_report& report,
               "of this node (this GPU and its peer GPUs)";
       break;
     case error_code::misaligned_atomic:
-      text << "offset " << v[0] << " is not a multiple of the " << v[1]
-           << "-byte word the atomic operates on";
+      text << "the word at offset " << v[0] << " (address 0x" << std::hex << v[2] << std::dec
+           << ") is not aligned to its " << v[1]
+           << " bytes (the window's base and the offset must both be multiples of it)";
       break;
     case error_code::uneven_window:
       if (v[3] == 0) {

@@ -71,6 +71,13 @@ DCUDA_TEST(global_pointers_of_large_windows_keep_64_bit_offsets) {
   const dcuda_gptr far = dcuda_gptr_advance(dcuda_gptr{0, 3, 0}, 99999ll * part + 5, part);
   DCUDA_CHECK_EQ(far.unit, 99999);
   DCUDA_CHECK_EQ(far.offset, 5u);
+  // Beyond what 64-bit positions hold, or a rank past 32 bits: rank -1, never a wrapped one.
+  DCUDA_CHECK_EQ(dcuda_gptr_advance(dcuda_gptr{3, 3, 0}, (1ll << 60) + 1, 64).unit, -1);
+  DCUDA_CHECK_EQ(dcuda_gptr_advance(dcuda_gptr{3, 3, 0}, -(1ll << 60) - 1, 64).unit, -1);
+  DCUDA_CHECK_EQ(dcuda_gptr_advance(dcuda_gptr{0, 3, 0}, 1ll << 40, 1).unit, -1);  // 2^40 ranks
+  DCUDA_CHECK_EQ(dcuda_gptr_advance(dcuda_gptr{0, 3, 1ull << 61}, 1, 64).unit, -1);
+  DCUDA_CHECK_EQ(dcuda_gptr_advance(dcuda_gptr{0, 3, 0}, 5, 0).unit, -1);
+  DCUDA_CHECK_EQ(dcuda_gptr_advance(dcuda_gptr{0, 3, 0}, (1ll << 31) - 1, 1).unit, INT32_MAX);
   DCUDA_CHECK(dcuda_gptr_is_null(DCUDA_GPTR_NULL));
   DCUDA_CHECK(!dcuda_gptr_is_null(far));
 }

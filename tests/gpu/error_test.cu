@@ -320,7 +320,7 @@ const expectation misuse_cases[] = {
     {"get_negative_offset", misuse::get_negative_offset,
      "in dcuda_get: offset -4 + size 4 exceeds the 256-byte window of target rank 0"},
     {"atomic_misaligned", misuse::atomic_misaligned,
-     "in dcuda_atomic_fetch_add: offset 6 is not a multiple of the 4-byte word"},
+     "in dcuda_atomic_fetch_add: the word at offset 6 (address 0x"},
     {"atomic_bad_window", misuse::atomic_bad_window, "in dcuda_atomic_swap: window handle"},
     {"gptr_add_uneven", misuse::gptr_add_uneven,
      "rank 1 (thread 3) in dcuda_gptr_add: the pointer crosses into rank 2, whose part of window"},

@@ -18,8 +18,10 @@ namespace {
 constexpr int ranks = 6;
 constexpr int part_bytes = 8192;  // every rank's part of the window: a team-aligned window
 constexpr int data_bytes = 6000;  // [0, data_bytes): the rank's pattern
-constexpr int words_at =
-    6144;  // rank 0's atomic words: u32 counter, u64 counter, u32 CAS, u64 swap
+// Rank 0's atomic words: u32 counter, u64 counter, u32 CAS, u64 swap.
+constexpr int words_at = 6144;
+// Every rank's put area: [13 B][3 B gap][1000 B][64 B untouched].
+constexpr int puts_at = 6400;
 constexpr int atomic_rounds = 50;
 __device__ constexpr int get_sizes[] = {1, 2, 3, 4, 7, 8, 15, 16, 17, 64, 100, 1000, 4096, 5000};
 constexpr int get_sizes_count = sizeof(get_sizes) / sizeof(get_sizes[0]);
@@ -119,10 +121,19 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
   const dcuda_gptr cas_word = dcuda_gptr_of(win, 0, words_at + 16);
   const dcuda_gptr swap_word = dcuda_gptr_of(win, 0, words_at + 24);
   constexpr unsigned long long step64 = (1ull << 32) + 1;  // carries into the high half
+  // Every thread must get thread 0's result: a call that handed some thread the result of the
+  // atomic before would be counted in checks_failed.
+  __shared__ unsigned long long thread0_value;
+  const auto same_in_every_thread = [&](unsigned long long value) {
+    if (threadIdx.x == 0) thread0_value = value;
+    __syncthreads();
+    const int differ = __syncthreads_count(value != thread0_value);
+    return differ == 0;
+  };
   for (int round = 0; round < atomic_rounds; ++round) {
     const unsigned seen = dcuda_atomic_fetch_add(gst, counter32, 1u);
-    // Every thread got the same value: only thread 0 counts it, the others check it.
     const unsigned long long seen64 = dcuda_atomic_fetch_add(gst, counter64, step64);
+    if (!same_in_every_thread(seen) || !same_in_every_thread(seen64)) ++checks_failed;
     if (seen64 % step64 != 0) ++checks_failed;
     if (threadIdx.x == 0 && seen < static_cast<unsigned>(ranks * atomic_rounds)) {
       atomicAdd(&data->counter_seen[seen], 1);
@@ -131,6 +142,25 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
   const int cas_old = dcuda_atomic_compare_swap(gst, cas_word, 0, rank + 1);
   const unsigned long long swap_old =
       dcuda_atomic_swap(gst, swap_word, static_cast<unsigned long long>(rank + 1));
+  if (!same_in_every_thread(static_cast<unsigned long long>(cas_old)) ||
+      !same_in_every_thread(swap_old)) {
+    ++checks_failed;
+  }
+
+  // Puts through pointers: 13 bytes (one thread) and 1000 bytes (the block) into the next rank's
+  // put area, each notified with put_notify_gptr; the first as a plain put_gptr, then a 0-byte
+  // put_notify_gptr that notifies it.
+  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+  const dcuda_gptr put_area = dcuda_gptr_of(win, next, puts_at);
+  dcuda_put_gptr(gst, put_area, 13, part);
+  dcuda_put_notify_gptr(gst, put_area, 0, part, 3);
+  dcuda_put_notify_gptr(gst, dcuda_gptr_add(gst, put_area, 16), 1000, part + 100, 3);
+  dcuda_wait_notifications(gst, 3, 2);
+  for (int i = static_cast<int>(threadIdx.x); i < 16 + 1000 + 64; i += blockDim.x) {
+    const unsigned char expected =
+        i < 13 ? pattern(previous, i) : (i >= 16 && i < 1016 ? pattern(previous, 100 + i - 16) : 0);
+    if (part[puts_at + i] != expected) ++wrong;
+  }
   dcuda_comm_barrier(gst, DCUDA_COMM_DEVICE);  // every rank's atomics are done
   if (rank == 0 && threadIdx.x == 0) {
     data->final_words[0] = *reinterpret_cast<volatile unsigned*>(part + words_at);
@@ -139,6 +169,7 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
     data->final_words[3] = *reinterpret_cast<volatile unsigned long long*>(part + words_at + 24);
   }
   checks_failed = __syncthreads_count(checks_failed != 0);
+  wrong = __syncthreads_count(wrong != 0);  // threads that saw a wrong byte
   if (threadIdx.x == 0) {
     data->wrong[rank] = wrong;
     data->checks_failed[rank] = checks_failed;

@@ -984,21 +984,25 @@ DCUDA_TEST(thread_scoped_puts_and_notifications_cross_in_issue_order) {
 
 // Every rank gets every size from the same rank of the next process (through NVLink on the peer
 // path) and checks each byte where it lands, with the bytes past it untouched; then every rank
-// adds to one word of world rank 0 and swaps into one of the last rank, round after round. Each
-// value fetch_add hands out must be seen once over all processes, and the swaps must form one
-// chain. A get and an atomic reach the ranks of the node only: on the network path the case
-// skips (faults.cu checks the error there).
+// adds to one word of world rank 0 and swaps into one of the last rank, round after round, and
+// puts through pointers to the same rank of the next process. Each value fetch_add hands out
+// must be seen once over all processes, the swaps must form one chain, and the puts land whole. A
+// get and an atomic reach the ranks of the node only: on the network path the case skips (faults.cu
+// checks the error there).
 __device__ constexpr int get_sizes[] = {1, 3, 8, 13, 16, 17, 100, 1024, 1025, 65537};
 constexpr int get_largest = 65537;
 constexpr int global_rounds = 20;
 // After the data and the landing area, aligned for the 64-bit atomics.
 constexpr std::uint64_t global_words_at = (2 * get_largest + 64 + 7) / 8 * 8;
+// After the words: what the previous GPU's rank puts through pointers, [13 B][3 B][1025 B].
+constexpr std::uint64_t global_puts_at = global_words_at + 64;
+constexpr std::uint64_t global_part_bytes = global_puts_at + 16 + 1025 + 64;
 
 struct global_data {
   unsigned char* memory;  // [ranks_per_device][per_rank]: [data][landing][words]
   std::uint64_t per_rank;
   int* seen;  // [world ranks * global_rounds]: values this process's fetch_adds got
-  unsigned long long* swapped;  // [ranks_per_device]: what each rank's last swap found
+  unsigned long long* swapped;  // [ranks_per_device * global_rounds]: what each swap found
   unsigned long long final_count;
   unsigned long long final_swap;
   int mismatches;
@@ -1049,6 +1053,23 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
       run->swapped[here.device_rank * global_rounds + round] = last_swapped;
     }
   }
+  // Puts through pointers to the same rank of the next GPU: 13 bytes (carried in the peer ring)
+  // and 1025 bytes (copied by the block), each notified.
+  const dcuda_gptr put_area = dcuda_gptr_of(win, here.next_gpu_peer, global_puts_at);
+  dcuda_put_notify_gptr(gst, put_area, 13, part, 4);
+  dcuda_put_notify_gptr(gst, dcuda_gptr_add(gst, put_area, 16), 1025, part + 100, 4);
+  dcuda_wait_notifications(gst, 4, 2);
+  int put_wrong = 0;
+  for (int i = static_cast<int>(threadIdx.x); i < 16 + 1025 + 64; i += blockDim.x) {
+    const int from = here.previous_gpu_peer;
+    const unsigned char expected =
+        i < 13
+            ? pattern(from, static_cast<std::uint64_t>(i), 3)
+            : (i >= 16 && i < 16 + 1025 ? pattern(from, static_cast<std::uint64_t>(100 + i - 16), 3)
+                                        : 0);
+    if (part[global_puts_at + i] != expected) ++put_wrong;
+  }
+  wrong += __syncthreads_count(put_wrong != 0);
   dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every atomic is done
   if (threadIdx.x == 0) {
     if (here.rank == 0) {
@@ -1074,7 +1095,7 @@ DCUDA_TEST(get_and_atomics_cross_to_the_other_gpus) {
   }
   const int processes = mpi_test::process_count();
   const int world = processes * ranks_per_device;
-  const std::uint64_t per_rank = global_words_at + 64;
+  const std::uint64_t per_rank = global_part_bytes;
   process_memory memory(ranks_per_device * per_rank);
   gpu_test::device_buffer<int> seen(static_cast<std::size_t>(world) * global_rounds);
   gpu_test::device_buffer<unsigned long long> swapped(static_cast<std::size_t>(ranks_per_device) *

@@ -74,7 +74,7 @@ __device__ inline void* dcuda_gptr_address(dcuda_state& gst, dcuda_gptr p) {
 // (any memory the caller's threads may write). Complete on return.
 __device__ inline void dcuda_get(dcuda_state& gst, dcuda_win win, int rank, int offset, int size,
                                  void* buffer) {
-  // A negative offset converts to one past INT64_MAX, which the range check reports as negative.
+  // A negative offset converts to 2^64 - |offset|, which the range check reads back as negative.
   dcuda::device::get(gst, dcuda_gptr{rank, win, static_cast<std::uint64_t>(offset)}, size, buffer);
 }
 
@@ -122,21 +122,22 @@ inline constexpr bool atomic_word =
 
 // A remote atomic, thread 0 alone: `operation(atomic_ref)` on the word `target` names, at system
 // scope (a peer GPU's word, and one the host or another GPU may change too), its result given to
-// every thread. Thread 0 issues it before the entry barrier, whose wait then overlaps the
-// atomic's round trip; the result passes through shared memory after the barrier, so that no
-// thread still reads the previous atomic's result when it is replaced.
+// every thread. Thread 0 finds the word before the entry barrier (the checks overlap the wait
+// for the other threads) and makes the atomic after it: a rank call sees what the rank's threads
+// did before it, and a thread's plain store to the same word just before the call must not land
+// after the atomic. The result passes through shared memory behind a second barrier; thread 0
+// writes it only after the next atomic's entry barrier, when no thread reads the old one.
 template <typename T, typename Operation>
 __device__ inline T rank_atomic(dcuda_state& gst, protocol::call call, dcuda_gptr target,
                                 Operation operation) {
   static_assert(atomic_word<T>, "remote atomics take 32- and 64-bit integers");
   __shared__ T result;
-  T value{};
+  T* word = nullptr;
   if (threadIdx.x == 0) {
-    T* word = reinterpret_cast<T*>(atomic_word_address(gst, call, target, sizeof(T)));
-    value = operation(cuda::atomic_ref<T, cuda::thread_scope_system>(*word));
+    word = reinterpret_cast<T*>(atomic_word_address(gst, call, target, sizeof(T)));
   }
   enter_rank_call(gst.ctx, call);
-  if (threadIdx.x == 0) result = value;
+  if (threadIdx.x == 0) result = operation(cuda::atomic_ref<T, cuda::thread_scope_system>(*word));
   __syncthreads();
   return result;
 }

@@ -64,9 +64,9 @@ __device__ __noinline__ inline std::uint64_t global_access_address(const dcuda_s
   return target.entry.base + offset;
 }
 
-// As global_access_address, for an atomic on a word of `word_bytes` (4 or 8) bytes, which must
-// be aligned to its size in the target's window (windows start where the user's allocation
-// does, so an aligned offset is an aligned address for every window of cudaMalloc'd memory).
+// As global_access_address, for an atomic on a word of `word_bytes` (4 or 8) bytes, whose address
+// must be a multiple of its size: an aligned offset in a window whose base is aligned (a window's
+// base is wherever its rank put it, so both count).
 __device__ __noinline__ inline std::uint64_t atomic_word_address(const dcuda_state& gst,
                                                                  protocol::call call,
                                                                  dcuda_gptr target,
@@ -75,7 +75,7 @@ __device__ __noinline__ inline std::uint64_t atomic_word_address(const dcuda_sta
       global_access_address(gst, call, target.window, target.unit, target.offset, word_bytes);
   if (address % static_cast<std::uint64_t>(word_bytes) != 0u) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::misaligned_atomic,
-         static_cast<std::int64_t>(target.offset), word_bytes);
+         static_cast<std::int64_t>(target.offset), word_bytes, static_cast<std::int64_t>(address));
   }
   return address;
 }

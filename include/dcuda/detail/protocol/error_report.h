@@ -32,7 +32,7 @@ enum class error_code : std::uint16_t {
   thread_call_off_thread_zero,  // values: the calling thread
   thread_put_too_large,         // values: size, the largest a thread-scoped put takes
   target_off_node,              // values: target world rank (get and atomics: ranks of the node)
-  misaligned_atomic,            // values: offset, the word's size
+  misaligned_atomic,            // values: offset, the word's size, the word's address
   uneven_window,                // values: handle, rank, its window size, the size stepped by
   count_
 };
