@@ -274,6 +274,8 @@ fi
 step "example (thesis listings 3.1/3.2) and consumer project"
 build/examples/reduction/reduction || status=1
 DCUDA_RANKS_PER_DEVICE=5 build/examples/reduction/reduction || status=1
+# The work queue across the GPUs of the node (its gets and atomics cross NVLink).
+if [ "$gpus" -ge 2 ]; then launch "$multi_gpu_processes" build/examples/work_queue/work_queue || status=1; fi
 cmake -S tests/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/install" >/dev/null && cmake --build build/consumer >/dev/null && build/consumer/consumer || status=1
 
 fi  # tests

@@ -28,8 +28,8 @@
 #include "dcuda/device/global_access.cuh"  // dcuda_gptr_of, dcuda_gptr_add, dcuda_gptr_is_local,
                                            // dcuda_gptr_address; (rank) dcuda_get, dcuda_get_gptr,
                                            //   dcuda_put_gptr, dcuda_put_notify_gptr,
-                                           //   dcuda_atomic_fetch_add, _compare_swap, _swap
-                                           //   (extension)
+                                           //   dcuda_atomic_fetch_add, _compare_swap, _swap;
+                                           // (thread 0) their _thread forms (extension)
 #include "dcuda/device/log.cuh"  // dcuda_log, dcuda_log_get, dcuda_log_get_thread (extension)
 #include "dcuda/device/thread_calls.cuh"  // (thread 0) dcuda_put_thread, dcuda_put_notify_thread,
                                           //   dcuda_notify_thread, dcuda_test_notifications_thread,

@@ -48,6 +48,7 @@ enum class misuse : int {
   get_negative_offset,
   atomic_misaligned,
   atomic_bad_window,
+  atomic_thread_off_thread_zero,
   gptr_add_uneven,
   put_gptr_offset_too_large,
   // Window misuses, with a kernel of their own (window_misuse_kernel):
@@ -157,6 +158,9 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
         break;
       case misuse::atomic_bad_window:
         dcuda_atomic_swap(gst, dcuda_gptr_of(win + 1, 0, 8), 5ull);
+        break;
+      case misuse::atomic_thread_off_thread_zero:
+        if (threadIdx.x == 7) dcuda_atomic_compare_swap_thread(gst, dcuda_gptr_of(win, 0, 8), 0, 1);
         break;
       case misuse::gptr_add_uneven:
         if (threadIdx.x == 3) dcuda_gptr_add(gst, dcuda_gptr_of(win, 0, 0), 600);
@@ -322,6 +326,8 @@ const expectation misuse_cases[] = {
     {"atomic_misaligned", misuse::atomic_misaligned,
      "in dcuda_atomic_fetch_add: the word at offset 6 (address 0x"},
     {"atomic_bad_window", misuse::atomic_bad_window, "in dcuda_atomic_swap: window handle"},
+    {"atomic_thread_off_thread_zero", misuse::atomic_thread_off_thread_zero,
+     "rank 1 (thread 7) in dcuda_atomic_compare_swap_thread: called by thread 7"},
     {"gptr_add_uneven", misuse::gptr_add_uneven,
      "rank 1 (thread 3) in dcuda_gptr_add: the pointer crosses into rank 2, whose part of window"},
     {"put_gptr_offset_too_large", misuse::put_gptr_offset_too_large,
@@ -392,6 +398,7 @@ MISUSE_CASE(get_outside_window)
 MISUSE_CASE(get_negative_offset)
 MISUSE_CASE(atomic_misaligned)
 MISUSE_CASE(atomic_bad_window)
+MISUSE_CASE(atomic_thread_off_thread_zero)
 MISUSE_CASE(gptr_add_uneven)
 MISUSE_CASE(put_gptr_offset_too_large)
 MISUSE_CASE(double_win_free)

@@ -39,3 +39,7 @@ DCUDA_TEST(reduction_example_matches_the_cpu_sum) {
 DCUDA_TEST(multi_gpu_example_runs_as_one_process) {
   run_example(DCUDA_EXAMPLE_MULTI_GPU, ": correct");
 }
+
+DCUDA_TEST(work_queue_example_sums_every_chunk_once) {
+  run_example(DCUDA_EXAMPLE_WORK_QUEUE, ": correct");
+}

@@ -1,7 +1,8 @@
 // Global access on one GPU: get of every size from every rank, through window handles and
 // through global pointers whose arithmetic crosses ranks; the remote atomics from every rank on
-// one word (each value handed out once, exactly one compare-and-swap wins, swaps lose nothing);
-// what dcuda_gptr_is_local and dcuda_gptr_address say.
+// one word (each value handed out once, exactly one compare-and-swap wins, swaps lose nothing),
+// rank calls and thread-scoped calls mixed on the same words; what dcuda_gptr_is_local and
+// dcuda_gptr_address say.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -18,7 +19,8 @@ namespace {
 constexpr int ranks = 6;
 constexpr int part_bytes = 8192;  // every rank's part of the window: a team-aligned window
 constexpr int data_bytes = 6000;  // [0, data_bytes): the rank's pattern
-// Rank 0's atomic words: u32 counter, u64 counter, u32 CAS, u64 swap.
+// Rank 0's atomic words: u32 counter, u64 counter, u32 CAS, u64 swap, and for the thread-scoped
+// calls u64 CAS, u32 swap.
 constexpr int words_at = 6144;
 // Every rank's put area: [13 B][3 B gap][1000 B][64 B untouched].
 constexpr int puts_at = 6400;
@@ -32,14 +34,16 @@ __host__ __device__ unsigned char pattern(int rank, int at) {
 }
 
 struct access_data {
-  unsigned char* windows;        // [ranks][part_bytes]
-  unsigned char* landing;        // [ranks][landing_bytes]: where each rank's gets land
-  int* wrong;                    // [ranks]: wrong bytes each rank saw
-  int* checks_failed;            // [ranks]: pointer checks each rank saw fail
-  int* counter_seen;             // [ranks * atomic_rounds]: how often fetch_add returned each value
-  int* cas_old;                  // [ranks]: what each rank's compare-and-swap found
-  unsigned long long* swap_old;  // [ranks]: what each rank's swap found
-  unsigned long long* final_words;  // [4]: rank 0's words after every rank's atomics
+  unsigned char* windows;  // [ranks][part_bytes]
+  unsigned char* landing;  // [ranks][landing_bytes]: where each rank's gets land
+  int* wrong;              // [ranks]: wrong bytes each rank saw
+  int* checks_failed;      // [ranks]: pointer checks each rank saw fail
+  int* counter_seen;       // [2 * ranks * atomic_rounds]: how often fetch_add returned each value
+  int* cas_old;            // [ranks]: what each rank's compare-and-swap found
+  unsigned long long* swap_old;        // [ranks]: what each rank's swap found
+  unsigned long long* cas_thread_old;  // [ranks]: what each rank's thread-scoped CAS found
+  unsigned* swap_thread_old;           // [ranks]: what each rank's thread-scoped swap found
+  unsigned long long* final_words;     // [6]: rank 0's words after every rank's atomics
 };
 
 __device__ int check_landing(const unsigned char* landing, int from_rank, int from_offset,
@@ -120,6 +124,8 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
   const dcuda_gptr counter64 = dcuda_gptr_of(win, 0, words_at + 8);
   const dcuda_gptr cas_word = dcuda_gptr_of(win, 0, words_at + 16);
   const dcuda_gptr swap_word = dcuda_gptr_of(win, 0, words_at + 24);
+  const dcuda_gptr cas_thread_word = dcuda_gptr_of(win, 0, words_at + 32);
+  const dcuda_gptr swap_thread_word = dcuda_gptr_of(win, 0, words_at + 40);
   constexpr unsigned long long step64 = (1ull << 32) + 1;  // carries into the high half
   // Every thread must get thread 0's result: a call that handed some thread the result of the
   // atomic before would be counted in checks_failed.
@@ -135,9 +141,24 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
     const unsigned long long seen64 = dcuda_atomic_fetch_add(gst, counter64, step64);
     if (!same_in_every_thread(seen) || !same_in_every_thread(seen64)) ++checks_failed;
     if (seen64 % step64 != 0) ++checks_failed;
-    if (threadIdx.x == 0 && seen < static_cast<unsigned>(ranks * atomic_rounds)) {
+    if (threadIdx.x == 0 && seen < static_cast<unsigned>(2 * ranks * atomic_rounds)) {
       atomicAdd(&data->counter_seen[seen], 1);
     }
+    // The thread-scoped fetch-add draws from the same counter, between the rank calls.
+    if (threadIdx.x == 0) {
+      const unsigned by_thread = dcuda_atomic_fetch_add_thread(gst, counter32, 1u);
+      if (by_thread < static_cast<unsigned>(2 * ranks * atomic_rounds)) {
+        atomicAdd(&data->counter_seen[by_thread], 1);
+      }
+    }
+  }
+  unsigned long long cas_thread_old = ~0ull;
+  unsigned swap_thread_old = ~0u;
+  if (threadIdx.x == 0) {
+    cas_thread_old = dcuda_atomic_compare_swap_thread(gst, cas_thread_word, 0ull,
+                                                      static_cast<unsigned long long>(rank + 1));
+    swap_thread_old =
+        dcuda_atomic_swap_thread(gst, swap_thread_word, static_cast<unsigned>(rank + 1));
   }
   const int cas_old = dcuda_atomic_compare_swap(gst, cas_word, 0, rank + 1);
   const unsigned long long swap_old =
@@ -167,6 +188,8 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
     data->final_words[1] = *reinterpret_cast<volatile unsigned long long*>(part + words_at + 8);
     data->final_words[2] = *reinterpret_cast<volatile int*>(part + words_at + 16);
     data->final_words[3] = *reinterpret_cast<volatile unsigned long long*>(part + words_at + 24);
+    data->final_words[4] = *reinterpret_cast<volatile unsigned long long*>(part + words_at + 32);
+    data->final_words[5] = *reinterpret_cast<volatile unsigned*>(part + words_at + 40);
   }
   checks_failed = __syncthreads_count(checks_failed != 0);
   wrong = __syncthreads_count(wrong != 0);  // threads that saw a wrong byte
@@ -175,6 +198,8 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
     data->checks_failed[rank] = checks_failed;
     data->cas_old[rank] = cas_old;
     data->swap_old[rank] = swap_old;
+    data->cas_thread_old[rank] = cas_thread_old;
+    data->swap_thread_old[rank] = swap_thread_old;
   }
   dcuda_win_free(gst, win);
   dcuda_gpu_finish(gst);
@@ -187,21 +212,24 @@ DCUDA_TEST(get_and_atomics_reach_every_rank_of_the_gpu) {
   device_buffer<unsigned char> windows(static_cast<std::size_t>(ranks) * part_bytes);
   device_buffer<unsigned char> landing(static_cast<std::size_t>(ranks) * landing_bytes);
   device_buffer<int> wrong(ranks), checks_failed(ranks), cas_old(ranks);
-  device_buffer<int> counter_seen(ranks * atomic_rounds);
-  device_buffer<unsigned long long> swap_old(ranks), final_words(4);
-  access_data data{windows.data,      landing.data, wrong.data,    checks_failed.data,
-                   counter_seen.data, cas_old.data, swap_old.data, final_words.data};
+  device_buffer<int> counter_seen(2 * ranks * atomic_rounds);
+  device_buffer<unsigned long long> swap_old(ranks), cas_thread_old(ranks), final_words(6);
+  device_buffer<unsigned> swap_thread_old(ranks);
+  access_data data{windows.data,         landing.data,    wrong.data,    checks_failed.data,
+                   counter_seen.data,    cas_old.data,    swap_old.data, cas_thread_old.data,
+                   swap_thread_old.data, final_words.data};
   run_dcuda(global_access_kernel, 128, data, {"--dcuda-ranks-per-device=6"});
 
   for (int r = 0; r < ranks; ++r) {
     DCUDA_CHECK_EQ(wrong.read()[r], 0);
     DCUDA_CHECK_EQ(checks_failed.read()[r], 0);
   }
-  // fetch_add handed out every value below ranks * rounds exactly once, and counted them all.
+  // The rank and thread-scoped fetch_adds handed out every value below 2 * ranks * rounds exactly
+  // once, and counted them all.
   const auto seen = counter_seen.read();
-  for (int v = 0; v < ranks * atomic_rounds; ++v) DCUDA_CHECK_EQ(seen[v], 1);
+  for (int v = 0; v < 2 * ranks * atomic_rounds; ++v) DCUDA_CHECK_EQ(seen[v], 1);
   const auto words = final_words.read();
-  DCUDA_CHECK_EQ(words[0], static_cast<unsigned long long>(ranks * atomic_rounds));
+  DCUDA_CHECK_EQ(words[0], static_cast<unsigned long long>(2 * ranks * atomic_rounds));
   DCUDA_CHECK_EQ(words[1],
                  static_cast<unsigned long long>(ranks * atomic_rounds) * ((1ull << 32) + 1));
   // Exactly one compare-and-swap found 0 and won; every other one found the winner's value.
@@ -219,4 +247,21 @@ DCUDA_TEST(get_and_atomics_reach_every_rank_of_the_gpu) {
   chain.push_back(words[3]);
   std::sort(chain.begin(), chain.end());
   for (int i = 0; i <= ranks; ++i) DCUDA_CHECK_EQ(chain[i], static_cast<unsigned long long>(i));
+  // The same of the thread-scoped compare-and-swap and swap, on words of the other widths.
+  const auto cas_thread = cas_thread_old.read();
+  const auto thread_winner = std::find(cas_thread.begin(), cas_thread.end(), 0ull);
+  DCUDA_CHECK_EQ(std::count(cas_thread.begin(), cas_thread.end(), 0ull), 1);
+  const auto thread_winner_value =
+      static_cast<unsigned long long>(thread_winner - cas_thread.begin() + 1);
+  DCUDA_CHECK_EQ(words[4], thread_winner_value);
+  for (const unsigned long long found : cas_thread) {
+    if (found != 0) DCUDA_CHECK_EQ(found, thread_winner_value);
+  }
+  std::vector<unsigned long long> thread_chain;
+  for (const unsigned found : swap_thread_old.read()) thread_chain.push_back(found);
+  thread_chain.push_back(words[5]);
+  std::sort(thread_chain.begin(), thread_chain.end());
+  for (int i = 0; i <= ranks; ++i) {
+    DCUDA_CHECK_EQ(thread_chain[i], static_cast<unsigned long long>(i));
+  }
 }

@@ -12,8 +12,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "bootstrap/process_layout.h"
 #include "mpi_test_main.h"
 
 int main(int argc, char** argv) {
@@ -24,8 +26,9 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int processes_here = 0;
+  int processes_here = 0, index_here = 0;
   MPI_Comm_size(node, &processes_here);
+  MPI_Comm_rank(node, &index_here);
   MPI_Comm_free(&node);
   int gpus = 0;
   const cudaError_t status = cudaGetDeviceCount(&gpus);
@@ -46,6 +49,10 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
+  // The GPU dcuda_host_init will choose, made current now: a case allocates its windows before it
+  // calls dcuda_host_init, and a case run alone (--case) would otherwise allocate them on GPU 0
+  // in every process, where dcuda_host_share_memory does not find them.
+  cudaSetDevice(dcuda::bootstrap::choose_gpu(index_here, gpus, std::nullopt).device);
   const int result = mpi_test::run_collectively(argc, argv);
   MPI_Finalize();
   return result;

@@ -984,11 +984,11 @@ DCUDA_TEST(thread_scoped_puts_and_notifications_cross_in_issue_order) {
 
 // Every rank gets every size from the same rank of the next process (through NVLink on the peer
 // path) and checks each byte where it lands, with the bytes past it untouched; then every rank
-// adds to one word of world rank 0 and swaps into one of the last rank, round after round, and
-// puts through pointers to the same rank of the next process. Each value fetch_add hands out
-// must be seen once over all processes, the swaps must form one chain, and the puts land whole. A
-// get and an atomic reach the ranks of the node only: on the network path the case skips (faults.cu
-// checks the error there).
+// adds to one word of world rank 0 (a rank call and a thread-scoped call each round) and swaps
+// into one of the last rank, round after round, and puts through pointers to the same rank of
+// the next process. Each value fetch_add hands out must be seen once over all processes, the
+// swaps must form one chain, and the puts land whole. A get and an atomic reach the ranks of the
+// node only: on the network path the case skips (faults.cu checks the error there).
 __device__ constexpr int get_sizes[] = {1, 3, 8, 13, 16, 17, 100, 1024, 1025, 65537};
 constexpr int get_largest = 65537;
 constexpr int global_rounds = 20;
@@ -996,12 +996,14 @@ constexpr int global_rounds = 20;
 constexpr std::uint64_t global_words_at = (2 * get_largest + 64 + 7) / 8 * 8;
 // After the words: what the previous GPU's rank puts through pointers, [13 B][3 B][1025 B].
 constexpr std::uint64_t global_puts_at = global_words_at + 64;
-constexpr std::uint64_t global_part_bytes = global_puts_at + 16 + 1025 + 64;
+// Each rank's part starts on a 256-byte boundary, so that the words above are aligned in memory
+// and not only within the window.
+constexpr std::uint64_t global_part_bytes = (global_puts_at + 16 + 1025 + 64 + 255) / 256 * 256;
 
 struct global_data {
   unsigned char* memory;  // [ranks_per_device][per_rank]: [data][landing][words]
   std::uint64_t per_rank;
-  int* seen;  // [world ranks * global_rounds]: values this process's fetch_adds got
+  int* seen;  // [2 * world ranks * global_rounds]: values this process's fetch_adds got
   unsigned long long* swapped;  // [ranks_per_device * global_rounds]: what each swap found
   unsigned long long final_count;
   unsigned long long final_swap;
@@ -1043,8 +1045,16 @@ __global__ void global_access_kernel(dcuda_context_handle dcuda) {
   unsigned long long last_swapped = 0;
   for (int round = 0; round < global_rounds; ++round) {
     const unsigned long long value = dcuda_atomic_fetch_add(gst, counter, 1ull);
-    if (threadIdx.x == 0 && value < static_cast<unsigned long long>(world_size * global_rounds)) {
+    if (threadIdx.x == 0 &&
+        value < static_cast<unsigned long long>(2 * world_size * global_rounds)) {
       atomicAdd(&run->seen[value], 1);
+    }
+    // The thread-scoped fetch-add draws from the same counter.
+    if (threadIdx.x == 0) {
+      const unsigned long long by_thread = dcuda_atomic_fetch_add_thread(gst, counter, 1ull);
+      if (by_thread < static_cast<unsigned long long>(2 * world_size * global_rounds)) {
+        atomicAdd(&run->seen[by_thread], 1);
+      }
     }
     // Every value swapped in is unique: rank * rounds + round + 1.
     last_swapped = dcuda_atomic_swap(
@@ -1097,7 +1107,7 @@ DCUDA_TEST(get_and_atomics_cross_to_the_other_gpus) {
   const int world = processes * ranks_per_device;
   const std::uint64_t per_rank = global_part_bytes;
   process_memory memory(ranks_per_device * per_rank);
-  gpu_test::device_buffer<int> seen(static_cast<std::size_t>(world) * global_rounds);
+  gpu_test::device_buffer<int> seen(static_cast<std::size_t>(2 * world) * global_rounds);
   gpu_test::device_buffer<unsigned long long> swapped(static_cast<std::size_t>(ranks_per_device) *
                                                       global_rounds);
   global_data data{memory.data, per_rank, seen.data, swapped.data, 0, 0, 0};
@@ -1108,11 +1118,11 @@ DCUDA_TEST(get_and_atomics_cross_to_the_other_gpus) {
   std::vector<int> counts = seen.read();
   MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT, MPI_SUM,
                 MPI_COMM_WORLD);
-  for (int v = 0; v < world * global_rounds; ++v) DCUDA_CHECK_EQ(counts[v], 1);
+  for (int v = 0; v < 2 * world * global_rounds; ++v) DCUDA_CHECK_EQ(counts[v], 1);
   unsigned long long final_count = data.final_count, final_swap = data.final_swap;
   MPI_Allreduce(MPI_IN_PLACE, &final_count, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &final_swap, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  DCUDA_CHECK_EQ(final_count, static_cast<unsigned long long>(world * global_rounds));
+  DCUDA_CHECK_EQ(final_count, static_cast<unsigned long long>(2 * world * global_rounds));
   // The swaps form one chain: what they found, with the final value, is 0 and every value
   // swapped in, each once.
   std::vector<unsigned long long> found = swapped.read();

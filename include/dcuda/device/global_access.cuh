@@ -20,6 +20,7 @@
 
 #include "dcuda/detail/device/global_access_path.cuh"
 #include "dcuda/detail/device/rank_entry.cuh"
+#include "dcuda/detail/device/thread_entry.cuh"
 #include "dcuda/device/handles.cuh"
 #include "dcuda/device/notified_access.cuh"
 #include "dcuda/device/state.cuh"
@@ -142,6 +143,34 @@ __device__ inline T rank_atomic(dcuda_state& gst, protocol::call call, dcuda_gpt
   return result;
 }
 
+// The same atomic by thread 0 alone, with no block barrier (a thread-scoped call, as
+// dcuda/device/thread_calls.cuh): the result is thread 0's. What the rank's other threads stored
+// before it reaches the word first only where a block barrier thread 0 passed orders it.
+template <typename T, typename Operation>
+__device__ inline T thread_atomic(dcuda_state& gst, protocol::call call, dcuda_gptr target,
+                                  Operation operation) {
+  static_assert(atomic_word<T>, "remote atomics take 32- and 64-bit integers");
+  enter_thread_call(gst, call);
+  T* word = reinterpret_cast<T*>(atomic_word_address(gst, call, target, sizeof(T)));
+  return operation(cuda::atomic_ref<T, cuda::thread_scope_system>(*word));
+}
+
+template <typename T>
+__device__ inline T fetch_add_relaxed(cuda::atomic_ref<T, cuda::thread_scope_system> word,
+                                      T value) {
+  return word.fetch_add(value, cuda::memory_order_relaxed);
+}
+template <typename T>
+__device__ inline T compare_swap_relaxed(cuda::atomic_ref<T, cuda::thread_scope_system> word,
+                                         T expected, T desired) {
+  word.compare_exchange_strong(expected, desired, cuda::memory_order_relaxed);
+  return expected;  // what the word held: `expected` unchanged where the swap was made
+}
+template <typename T>
+__device__ inline T swap_relaxed(cuda::atomic_ref<T, cuda::thread_scope_system> word, T value) {
+  return word.exchange(value, cuda::memory_order_relaxed);
+}
+
 }  // namespace dcuda::device
 
 // (rank). Adds `value` to the word `target` names and returns what it held before, to every
@@ -150,7 +179,7 @@ template <typename T>
 __device__ inline T dcuda_atomic_fetch_add(dcuda_state& gst, dcuda_gptr target, T value) {
   return dcuda::device::rank_atomic<T>(
       gst, dcuda::protocol::call::atomic_fetch_add, target,
-      [value](auto word) { return word.fetch_add(value, cuda::memory_order_relaxed); });
+      [value](auto word) { return dcuda::device::fetch_add_relaxed<T>(word, value); });
 }
 
 // (rank). Replaces the word `target` names with `desired` where it holds `expected`; returns what
@@ -160,9 +189,7 @@ __device__ inline T dcuda_atomic_compare_swap(dcuda_state& gst, dcuda_gptr targe
                                               T desired) {
   return dcuda::device::rank_atomic<T>(
       gst, dcuda::protocol::call::atomic_compare_swap, target, [expected, desired](auto word) {
-        T seen = expected;
-        word.compare_exchange_strong(seen, desired, cuda::memory_order_relaxed);
-        return seen;
+        return dcuda::device::compare_swap_relaxed<T>(word, expected, desired);
       });
 }
 
@@ -171,5 +198,33 @@ template <typename T>
 __device__ inline T dcuda_atomic_swap(dcuda_state& gst, dcuda_gptr target, T value) {
   return dcuda::device::rank_atomic<T>(
       gst, dcuda::protocol::call::atomic_swap, target,
-      [value](auto word) { return word.exchange(value, cuda::memory_order_relaxed); });
+      [value](auto word) { return dcuda::device::swap_relaxed<T>(word, value); });
+}
+
+// (thread 0). dcuda_atomic_fetch_add by thread 0 alone, with no block barrier of its own (a
+// thread-scoped call, dcuda/device/thread_calls.cuh); the result is thread 0's.
+template <typename T>
+__device__ inline T dcuda_atomic_fetch_add_thread(dcuda_state& gst, dcuda_gptr target, T value) {
+  return dcuda::device::thread_atomic<T>(
+      gst, dcuda::protocol::call::atomic_fetch_add_thread, target,
+      [value](auto word) { return dcuda::device::fetch_add_relaxed<T>(word, value); });
+}
+
+// (thread 0). dcuda_atomic_compare_swap by thread 0 alone.
+template <typename T>
+__device__ inline T dcuda_atomic_compare_swap_thread(dcuda_state& gst, dcuda_gptr target,
+                                                     T expected, T desired) {
+  return dcuda::device::thread_atomic<T>(gst, dcuda::protocol::call::atomic_compare_swap_thread,
+                                         target, [expected, desired](auto word) {
+                                           return dcuda::device::compare_swap_relaxed<T>(
+                                               word, expected, desired);
+                                         });
+}
+
+// (thread 0). dcuda_atomic_swap by thread 0 alone.
+template <typename T>
+__device__ inline T dcuda_atomic_swap_thread(dcuda_state& gst, dcuda_gptr target, T value) {
+  return dcuda::device::thread_atomic<T>(
+      gst, dcuda::protocol::call::atomic_swap_thread, target,
+      [value](auto word) { return dcuda::device::swap_relaxed<T>(word, value); });
 }

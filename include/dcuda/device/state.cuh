@@ -80,6 +80,14 @@ struct dcuda_state {
   // host windows): host-initiated notifications count in its waits as well.
   std::uint32_t* host_counters;
   std::uint32_t* host_taken;
+  // The window and rank of the last get or remote atomic that passed its checks, with that
+  // rank's part of the window (its base in this GPU's address space, and its size): a target of
+  // this node. Emptied (DCUDA_WIN_NONE) at the start and when the window's slot is freed
+  // (detail/device/global_access_path.cuh).
+  std::int32_t access_window;
+  std::int32_t access_rank;
+  std::uint64_t access_base;
+  std::uint64_t access_size;
 
   // Peer rings (protocol/peer_ring.h), thread 0 only. Each record taken lowers consumed[tag] by
   // one; counter_acquired[tag] is the sum of the counters (this rank's and its rings') up to

@@ -40,11 +40,12 @@ __device__ inline global_target checked_global_target(const dcuda_state& gst, pr
   return {target, entry};
 }
 
-// Thread 0 (or the one thread of a call any thread makes): the address this GPU reads and
-// writes for `size` bytes at `offset` in rank `rank`'s part of window `win`, after the checks
-// (window, rank, range, a target of this node); the call fails with the precise complaint
-// otherwise. Out of line: the checks' arguments would otherwise share the caller's registers.
-__device__ __noinline__ inline std::uint64_t global_access_address(const dcuda_state& gst,
+// Thread 0, when a get or an atomic misses the access cache (below): the address this GPU reads
+// and writes for `size` bytes at `offset` in rank `rank`'s part of window `win`, after the
+// checks (window, rank, range, a target of this node); the call fails with the precise
+// complaint otherwise. The target's part is left in the cache. Out of line: the checks'
+// arguments would otherwise share the caller's registers.
+__device__ __noinline__ inline std::uint64_t refresh_global_access(dcuda_state& gst,
                                                                    protocol::call call,
                                                                    dcuda_win win, int rank,
                                                                    std::uint64_t offset,
@@ -61,16 +62,36 @@ __device__ __noinline__ inline std::uint64_t global_access_address(const dcuda_s
   if (path != protocol::route::local && path != protocol::route::peer) {
     fail(gst.ctx, gst.world_rank, call, protocol::error_code::target_off_node, target.world_rank);
   }
+  gst.access_window = win;
+  gst.access_rank = rank;
+  gst.access_base = target.entry.base;
+  gst.access_size = target.entry.size;
   return target.entry.base + offset;
+}
+
+// Thread 0: as refresh_global_access, from the access cache when the window and the rank are
+// those of the last get or atomic. A hit needs no load beyond shared memory: a window's entries
+// change only through dcuda_win_create and dcuda_win_free, a new window has a new handle, and
+// dcuda_win_free empties the cache of its slot (so a freed handle misses and is refused).
+__device__ inline std::uint64_t global_access_address(dcuda_state& gst, protocol::call call,
+                                                      dcuda_win win, int rank, std::uint64_t offset,
+                                                      std::int64_t size) {
+  // Bitwise, not short-circuit: the loads are issued at once and tested with one branch.
+  const bool hit = (win == gst.access_window) & (rank == gst.access_rank);
+  const std::uint64_t base = gst.access_base;
+  const std::uint64_t part = gst.access_size;
+  if (hit & (size >= 0) &
+      protocol::range_inside_window(static_cast<std::int64_t>(offset), size, part)) {
+    return base + offset;
+  }
+  return refresh_global_access(gst, call, win, rank, offset, size);
 }
 
 // As global_access_address, for an atomic on a word of `word_bytes` (4 or 8) bytes, whose address
 // must be a multiple of its size: an aligned offset in a window whose base is aligned (a window's
 // base is wherever its rank put it, so both count).
-__device__ __noinline__ inline std::uint64_t atomic_word_address(const dcuda_state& gst,
-                                                                 protocol::call call,
-                                                                 dcuda_gptr target,
-                                                                 int word_bytes) {
+__device__ inline std::uint64_t atomic_word_address(dcuda_state& gst, protocol::call call,
+                                                    dcuda_gptr target, int word_bytes) {
   const std::uint64_t address =
       global_access_address(gst, call, target.window, target.unit, target.offset, word_bytes);
   if (address % static_cast<std::uint64_t>(word_bytes) != 0u) {
@@ -122,13 +143,14 @@ __device__ __noinline__ inline dcuda_gptr checked_gptr_advance(const dcuda_state
 }
 
 // A get, by every thread of the rank: thread 0 finds the source before the entry barrier (its
-// checks and table loads overlap the wait for the other threads) and fences; after the barrier
-// the bytes are copied, by thread 0 alone up to single_thread_put_limit bytes (one load and one
-// store, as a small put), by every thread beyond.
+// checks overlap the wait for the other threads); after the barrier the bytes are copied, by
+// thread 0 alone up to single_thread_put_limit bytes (one load and one store, as a small put), by
+// every thread beyond.
 //
-// The acquire fence empties this SM's L1 of earlier loads before the copy reads, so that a get
-// repeated on the same bytes (a rank polling a word through get) sees what the target's GPU holds
-// now, never a line an earlier get left in L1.
+// The copy's loads are relaxed at system scope, which this SM's L1 never serves: a get repeated
+// on the same bytes (a rank polling a word through get) sees what the target's memory holds now.
+// An acquire fence would do the same by emptying L1, and every later load of the rank (the
+// access cache's misses, the caller's own data) would then come from L2.
 __device__ inline void get(dcuda_state& gst, dcuda_gptr from, int size, void* buffer) {
   // The source, as thread 0 found it. Written before the entry barrier: the get before read it
   // before its last barrier, which thread 0 has passed.
@@ -136,14 +158,13 @@ __device__ inline void get(dcuda_state& gst, dcuda_gptr from, int size, void* bu
   constexpr protocol::call call = protocol::call::get;
   if (threadIdx.x == 0) {
     source = global_access_address(gst, call, from.window, from.unit, from.offset, size);
-    fence_acquire_sys();
   }
   enter_rank_call(gst.ctx, call);
   const auto* from_address = reinterpret_cast<const void*>(source);
   if (size <= single_thread_put_limit) {
-    if (threadIdx.x == 0) thread_copy(buffer, from_address, size);
+    if (threadIdx.x == 0) thread_copy<fresh_loads>(buffer, from_address, size);
   } else {
-    block_copy(buffer, from_address, static_cast<std::uint64_t>(size));
+    block_copy<fresh_loads>(buffer, from_address, static_cast<std::uint64_t>(size));
   }
   __syncthreads();  // complete on return, and `source` free for the next get
 }

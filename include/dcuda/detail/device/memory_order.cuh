@@ -40,6 +40,47 @@ __device__ inline void load_relaxed_sys_v2_u64(const void* address, std::uint64_
                : "memory");
 }
 
+// Relaxed, system scope, through a generic address, in each width a copy reads: the loads of a
+// get. A strong load at system scope is never served from this SM's L1, so a get sees what the
+// target's memory holds now, without the acquire fence that would empty L1 for every later load
+// of the rank (its table reads included). Orders nothing else.
+__device__ inline std::uint8_t load_relaxed_sys(const std::uint8_t* p) {
+  std::uint16_t value;
+  asm volatile("ld.relaxed.sys.u8 %0, [%1];" : "=h"(value) : "l"(p) : "memory");
+  return static_cast<std::uint8_t>(value);
+}
+__device__ inline std::uint16_t load_relaxed_sys(const std::uint16_t* p) {
+  std::uint16_t value;
+  asm volatile("ld.relaxed.sys.u16 %0, [%1];" : "=h"(value) : "l"(p) : "memory");
+  return value;
+}
+__device__ inline std::uint32_t load_relaxed_sys(const std::uint32_t* p) {
+  std::uint32_t value;
+  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(value) : "l"(p) : "memory");
+  return value;
+}
+__device__ inline std::uint64_t load_relaxed_sys(const std::uint64_t* p) {
+  std::uint64_t value;
+  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(value) : "l"(p) : "memory");
+  return value;
+}
+__device__ inline uint2 load_relaxed_sys(const uint2* p) {
+  uint2 value;
+  asm volatile("ld.relaxed.sys.v2.u32 {%0, %1}, [%2];"
+               : "=r"(value.x), "=r"(value.y)
+               : "l"(p)
+               : "memory");
+  return value;
+}
+__device__ inline uint4 load_relaxed_sys(const uint4* p) {
+  uint4 value;
+  asm volatile("ld.relaxed.sys.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+               : "l"(p)
+               : "memory");
+  return value;
+}
+
 // Relaxed, gpu scope: a word the ranks of this GPU change with atomics (a peer ring's tail),
 // read without taking part (whether the target has taken every ticket handed out).
 __device__ inline std::uint32_t load_relaxed_gpu_u32(const std::uint32_t* word) {

@@ -45,6 +45,10 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.cached_own_base = 0;
     gst.cached_own_size = 0;
     gst.notify_route_cache = empty_route_cache();
+    gst.access_window = DCUDA_WIN_NONE;
+    gst.access_rank = -1;
+    gst.access_base = 0;
+    gst.access_size = 0;
     gst.acks_requested = 0;
     gst.acks_awaited = 0;
     gst.world_collectives = 0;

@@ -1,0 +1,156 @@
+// A buddy allocator over one segment of 2^max_order bytes, as DART-CUDA carves each unit's
+// local-global allocations from one segment registered up front: an allocation then needs no
+// registration and no exchange of IPC handles, only offsets. Blocks are powers of two from
+// 2^min_order bytes to the whole segment. A request takes the smallest block that holds it,
+// splitting larger ones in two buddies on the way down; a freed block merges with its buddy
+// whenever that is free too, so any aligned free region is always one block again.
+//
+// Bookkeeping, one byte per node of the complete binary tree over the smallest blocks (node 1 is
+// the segment, node n has children 2n and 2n+1): the order of the largest free block in the
+// node's subtree, counted from the smallest (1: one smallest block; 0: nothing free). Allocation
+// walks down from the root, freeing walks up from the block's first smallest block, both in
+// max_order - min_order steps. The nodes live wherever the caller puts them (host or device
+// memory); the heap is not thread-safe: its owner serialises the calls.
+//
+// Invariant: below a node that is wholly free or allocated as one block, every node holds its
+// wholly-free value. So the first node on the way up from an allocation's first smallest block
+// that holds 0 is the allocation itself.
+#pragma once
+
+#include <cstdint>
+
+#include "dcuda/detail/protocol/portability.h"
+
+namespace dcuda::protocol {
+
+enum class buddy_status : std::uint8_t {
+  ok,
+  too_large,        // more bytes than the whole segment
+  exhausted,        // no free block large enough (the free bytes may be, but in pieces)
+  not_allocated,    // free: no allocation covers the offset (never allocated, or freed already)
+  inside_block,     // free: the offset lies inside an allocation, not at its first byte
+  outside_segment,  // free: the offset is past the segment
+};
+
+struct buddy_allocation {
+  buddy_status status;
+  std::uint64_t offset;  // first byte in the segment
+  std::uint64_t bytes;   // the block's size: the request rounded up to a power of two
+};
+
+// The bytes of bookkeeping a heap of blocks from 2^min_order to 2^max_order bytes needs.
+DCUDA_HD constexpr std::uint64_t buddy_node_bytes(int min_order, int max_order) {
+  return std::uint64_t{1} << (max_order - min_order + 1);
+}
+
+// The smallest order whose block holds `bytes` (0 for 0 and 1 byte).
+DCUDA_HD constexpr int buddy_order_of(std::uint64_t bytes) {
+  int order = 0;
+  while (order < 64 && (std::uint64_t{1} << order) < bytes) ++order;
+  return order;
+}
+
+class buddy_heap {
+ public:
+  // Blocks of 2^min_order to 2^max_order bytes (0 <= min_order <= max_order < 64, at most 31
+  // levels); `nodes` holds buddy_node_bytes(min_order, max_order) bytes. The whole segment free.
+  DCUDA_HD buddy_heap(std::uint8_t* nodes, int min_order, int max_order)
+      : nodes_(nodes),
+        last_node_((std::uint64_t{1} << (max_order - min_order + 1)) - 1),
+        min_order_(min_order),
+        max_order_(max_order) {
+    for (int depth = 0; depth < levels(); ++depth) {
+      const std::uint64_t first = std::uint64_t{1} << depth;
+      for (std::uint64_t n = first; n < 2 * first; ++n) node(n) = whole(depth);
+    }
+  }
+
+  DCUDA_HD std::uint64_t capacity() const { return std::uint64_t{1} << max_order_; }
+  DCUDA_HD std::uint64_t smallest_block() const { return std::uint64_t{1} << min_order_; }
+  DCUDA_HD std::uint64_t bytes_in_use() const { return in_use_; }
+  DCUDA_HD std::uint64_t allocations() const { return allocations_; }
+  // The largest block a request could get now.
+  DCUDA_HD std::uint64_t largest_free() const {
+    return node(1) == 0 ? 0 : std::uint64_t{1} << (min_order_ + node(1) - 1);
+  }
+
+  // A block of at least `bytes` (0 bytes: the smallest block), aligned to its size.
+  DCUDA_HD buddy_allocation allocate(std::uint64_t bytes) {
+    const int order = buddy_order_of(bytes) < min_order_ ? min_order_ : buddy_order_of(bytes);
+    if (order > max_order_) return {buddy_status::too_large, 0, 0};
+    const auto wanted = static_cast<std::uint8_t>(order - min_order_ + 1);
+    if (node(1) < wanted) return {buddy_status::exhausted, 0, 0};
+    std::uint64_t n = 1;
+    int depth = 0;
+    // Down to the depth of blocks of the order. Of two children that both fit, the one whose
+    // largest free block is smaller: the large free blocks stay whole for large requests.
+    while (whole(depth) != wanted) {
+      const std::uint8_t left = node(2 * n);
+      const std::uint8_t right = node(2 * n + 1);
+      const bool take_left = left >= wanted && (right < wanted || left <= right);
+      n = 2 * n + (take_left ? 0 : 1);
+      ++depth;
+    }
+    node(n) = 0;
+    settle_above(n, depth);
+    const std::uint64_t block = std::uint64_t{1} << order;
+    in_use_ += block;
+    ++allocations_;
+    return {buddy_status::ok, (n - (std::uint64_t{1} << depth)) << order, block};
+  }
+
+  // Frees the allocation that starts at `offset`; `freed` (when given) gets its size.
+  DCUDA_HD buddy_status release(std::uint64_t offset, std::uint64_t* freed = nullptr) {
+    if (offset >= capacity()) return buddy_status::outside_segment;
+    int depth = levels() - 1;
+    std::uint64_t n = (std::uint64_t{1} << depth) + (offset >> min_order_);
+    while (n >= 1 && node(n) != 0) {
+      n /= 2;
+      --depth;
+    }
+    if (n == 0) return buddy_status::not_allocated;
+    const int order = max_order_ - depth;
+    if (((n - (std::uint64_t{1} << depth)) << order) != offset) return buddy_status::inside_block;
+    node(n) = whole(depth);
+    settle_above(n, depth);
+    const std::uint64_t block = std::uint64_t{1} << order;
+    in_use_ -= block;
+    --allocations_;
+    if (freed != nullptr) *freed = block;
+    return buddy_status::ok;
+  }
+
+ private:
+  // Every index is at most last_node_ (all ones): the mask changes none, and lets the compiler
+  // see that no access leaves the bookkeeping.
+  DCUDA_HD std::uint8_t& node(std::uint64_t n) { return nodes_[n & last_node_]; }
+  DCUDA_HD std::uint8_t node(std::uint64_t n) const { return nodes_[n & last_node_]; }
+  DCUDA_HD int levels() const { return max_order_ - min_order_ + 1; }
+  // What a wholly free node at `depth` holds.
+  DCUDA_HD std::uint8_t whole(int depth) const {
+    return static_cast<std::uint8_t>(levels() - depth);
+  }
+  // Every ancestor of node n (at `depth`) again from its children: wholly free when both are,
+  // the larger of their largest free blocks otherwise.
+  DCUDA_HD void settle_above(std::uint64_t n, int depth) {
+    while (n > 1) {
+      const std::uint8_t left = node(n & ~std::uint64_t{1});
+      const std::uint8_t right = node(n | 1u);
+      n /= 2;
+      --depth;
+      const std::uint8_t child_whole = whole(depth + 1);
+      node(n) = left == child_whole && right == child_whole ? whole(depth)
+                  : left > right                              ? left
+                                                              : right;
+    }
+  }
+
+  std::uint8_t* nodes_;
+  std::uint64_t last_node_;  // the tree's last node: 2^levels - 1
+  int min_order_;
+  int max_order_;
+  std::uint64_t in_use_ = 0;
+  std::uint64_t allocations_ = 0;
+};
+
+}  // namespace dcuda::protocol

@@ -1,0 +1,188 @@
+// The buddy allocator (protocol/buddy_heap.h): exhaustion, coalescing, fragmentation, the
+// refusals of bad frees, and random sequences against a model that tracks every smallest block.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "dcuda/detail/protocol/buddy_heap.h"
+#include "test_main.h"
+
+namespace {
+
+using dcuda::protocol::buddy_allocation;
+using dcuda::protocol::buddy_heap;
+using dcuda::protocol::buddy_status;
+
+// A heap with its bookkeeping.
+struct test_heap {
+  test_heap(int min_order, int max_order)
+      : nodes(dcuda::protocol::buddy_node_bytes(min_order, max_order)),
+        heap(nodes.data(), min_order, max_order) {}
+  std::vector<std::uint8_t> nodes;
+  buddy_heap heap;
+};
+
+// The model: which smallest blocks are taken. With buddies merged at once, a request of 2^k
+// bytes can be served exactly when some 2^k-aligned region is wholly free.
+struct model {
+  explicit model(std::uint64_t blocks) : taken(blocks, false) {}
+  bool region_free(std::uint64_t first, std::uint64_t count) const {
+    return std::none_of(taken.begin() + static_cast<std::ptrdiff_t>(first),
+                        taken.begin() + static_cast<std::ptrdiff_t>(first + count),
+                        [](bool t) { return t; });
+  }
+  // The largest aligned wholly free region, in smallest blocks (0: none).
+  std::uint64_t largest_free() const {
+    for (std::uint64_t count = taken.size(); count >= 1; count /= 2) {
+      for (std::uint64_t first = 0; first < taken.size(); first += count) {
+        if (region_free(first, count)) return count;
+      }
+    }
+    return 0;
+  }
+  void mark(std::uint64_t first, std::uint64_t count, bool value) {
+    for (std::uint64_t i = first; i < first + count; ++i) taken[i] = value;
+  }
+  std::vector<bool> taken;
+};
+
+}  // namespace
+
+DCUDA_TEST(buddy_heap_hands_out_every_block_once_then_reports_exhaustion) {
+  test_heap h(8, 12);  // 4 KiB of 256-byte blocks
+  std::vector<std::uint64_t> offsets;
+  for (int i = 0; i < 16; ++i) {
+    const buddy_allocation a = h.heap.allocate(200);
+    DCUDA_CHECK(a.status == buddy_status::ok);
+    DCUDA_CHECK_EQ(a.bytes, 256u);
+    DCUDA_CHECK_EQ(a.offset % 256, 0u);
+    offsets.push_back(a.offset);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  for (int i = 0; i < 16; ++i) DCUDA_CHECK_EQ(offsets[i], static_cast<std::uint64_t>(i) * 256);
+  DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 4096u);
+  DCUDA_CHECK_EQ(h.heap.largest_free(), 0u);
+  DCUDA_CHECK(h.heap.allocate(1).status == buddy_status::exhausted);
+  DCUDA_CHECK(h.heap.allocate(4097).status == buddy_status::too_large);
+}
+
+DCUDA_TEST(buddy_heap_merges_freed_buddies_back_into_the_whole_segment) {
+  test_heap h(8, 12);
+  std::vector<std::uint64_t> offsets;
+  for (const std::uint64_t bytes : {256u, 512u, 256u, 1024u, 2048u}) {
+    const buddy_allocation a = h.heap.allocate(bytes);
+    DCUDA_CHECK(a.status == buddy_status::ok);
+    DCUDA_CHECK_EQ(a.bytes, bytes);
+    DCUDA_CHECK_EQ(a.offset % bytes, 0u);
+    offsets.push_back(a.offset);
+  }
+  DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 4096u);
+  // Freed in an order that leaves buddies apart until the last.
+  for (const std::size_t i :
+       {std::size_t{3}, std::size_t{0}, std::size_t{4}, std::size_t{1}, std::size_t{2}}) {
+    std::uint64_t freed = 0;
+    DCUDA_CHECK(h.heap.release(offsets[i], &freed) == buddy_status::ok);
+    DCUDA_CHECK(freed >= 256u);
+  }
+  DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 0u);
+  DCUDA_CHECK_EQ(h.heap.allocations(), 0u);
+  DCUDA_CHECK_EQ(h.heap.largest_free(), 4096u);
+  const buddy_allocation whole = h.heap.allocate(4096);
+  DCUDA_CHECK(whole.status == buddy_status::ok);
+  DCUDA_CHECK_EQ(whole.offset, 0u);
+}
+
+DCUDA_TEST(buddy_heap_fragmented_free_bytes_do_not_serve_a_larger_request) {
+  test_heap h(8, 12);
+  std::vector<std::uint64_t> offsets;
+  for (int i = 0; i < 16; ++i) offsets.push_back(h.heap.allocate(256).offset);
+  std::sort(offsets.begin(), offsets.end());
+  for (int i = 0; i < 16; i += 2) DCUDA_CHECK(h.heap.release(offsets[i]) == buddy_status::ok);
+  // Half the segment is free, in 256-byte pieces none of which is another's buddy.
+  DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 2048u);
+  DCUDA_CHECK_EQ(h.heap.largest_free(), 256u);
+  DCUDA_CHECK(h.heap.allocate(257).status == buddy_status::exhausted);
+  // Freeing one odd block merges it with its freed buddy.
+  DCUDA_CHECK(h.heap.release(offsets[5]) == buddy_status::ok);
+  DCUDA_CHECK_EQ(h.heap.largest_free(), 512u);
+  const buddy_allocation a = h.heap.allocate(512);
+  DCUDA_CHECK(a.status == buddy_status::ok);
+  DCUDA_CHECK_EQ(a.offset, offsets[4]);
+}
+
+DCUDA_TEST(buddy_heap_refuses_frees_that_name_no_allocation) {
+  test_heap h(8, 12);
+  const buddy_allocation a = h.heap.allocate(1024);
+  DCUDA_CHECK(a.status == buddy_status::ok);
+  DCUDA_CHECK(h.heap.release(a.offset + 256) == buddy_status::inside_block);
+  DCUDA_CHECK(h.heap.release(a.offset + 1) == buddy_status::inside_block);
+  const std::uint64_t elsewhere = a.offset == 0 ? 2048 : 0;
+  DCUDA_CHECK(h.heap.release(elsewhere) == buddy_status::not_allocated);
+  DCUDA_CHECK(h.heap.release(4096) == buddy_status::outside_segment);
+  DCUDA_CHECK(h.heap.release(a.offset) == buddy_status::ok);
+  DCUDA_CHECK(h.heap.release(a.offset) == buddy_status::not_allocated);  // a second free
+  DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 0u);
+  DCUDA_CHECK_EQ(h.heap.largest_free(), 4096u);
+}
+
+DCUDA_TEST(buddy_heap_zero_bytes_take_the_smallest_block_and_one_level_is_one_block) {
+  test_heap h(6, 6);  // a segment of one 64-byte block
+  const buddy_allocation a = h.heap.allocate(0);
+  DCUDA_CHECK(a.status == buddy_status::ok);
+  DCUDA_CHECK_EQ(a.bytes, 64u);
+  DCUDA_CHECK(h.heap.allocate(0).status == buddy_status::exhausted);
+  DCUDA_CHECK(h.heap.release(a.offset) == buddy_status::ok);
+  DCUDA_CHECK(h.heap.allocate(65).status == buddy_status::too_large);
+}
+
+DCUDA_TEST(buddy_heap_random_sequences_match_the_model) {
+  constexpr int min_order = 4;
+  constexpr int max_order = 12;  // 256 smallest blocks of 16 bytes
+  std::mt19937_64 random(20261129);
+  for (int round = 0; round < 40; ++round) {
+    test_heap h(min_order, max_order);
+    model m(std::uint64_t{1} << (max_order - min_order));
+    std::vector<buddy_allocation> live;
+    for (int step = 0; step < 2000; ++step) {
+      const bool allocate = live.empty() || random() % 100 < 55;
+      if (allocate) {
+        const std::uint64_t bytes = random() % (std::uint64_t{1} << (random() % (max_order + 2)));
+        const int order = std::max(dcuda::protocol::buddy_order_of(bytes), min_order);
+        const buddy_allocation a = h.heap.allocate(bytes);
+        if (order > max_order) {
+          DCUDA_CHECK(a.status == buddy_status::too_large);
+          continue;
+        }
+        const std::uint64_t blocks = std::uint64_t{1} << (order - min_order);
+        const bool fits = m.largest_free() >= blocks;
+        DCUDA_CHECK_EQ(a.status == buddy_status::ok, fits);
+        if (a.status != buddy_status::ok) {
+          DCUDA_CHECK(a.status == buddy_status::exhausted);
+          continue;
+        }
+        DCUDA_CHECK_EQ(a.bytes, std::uint64_t{1} << order);
+        DCUDA_CHECK_EQ(a.offset % a.bytes, 0u);
+        DCUDA_CHECK(a.bytes >= bytes);
+        const std::uint64_t first = a.offset >> min_order;
+        DCUDA_CHECK(m.region_free(first, blocks));  // no overlap with a live block
+        m.mark(first, blocks, true);
+        live.push_back(a);
+      } else {
+        const std::size_t i = random() % live.size();
+        std::uint64_t freed = 0;
+        DCUDA_CHECK(h.heap.release(live[i].offset, &freed) == buddy_status::ok);
+        DCUDA_CHECK_EQ(freed, live[i].bytes);
+        m.mark(live[i].offset >> min_order, live[i].bytes >> min_order, false);
+        live[i] = live.back();
+        live.pop_back();
+      }
+      DCUDA_CHECK_EQ(h.heap.largest_free(), m.largest_free() << min_order);
+      DCUDA_CHECK_EQ(h.heap.allocations(), live.size());
+    }
+    for (const buddy_allocation& a : live)
+      DCUDA_CHECK(h.heap.release(a.offset) == buddy_status::ok);
+    DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 0u);
+    DCUDA_CHECK_EQ(h.heap.largest_free(), std::uint64_t{1} << max_order);
+  }
+}
