@@ -62,6 +62,45 @@ struct run_data {
   unsigned long long sink;  // the atomics' values, so that none is dropped
 };
 
+// The timed calls of one operation, a function of their own per operation: the loop of one
+// operation keeps its values in registers of its own, as NVSHMEM's and the reference's kernels
+// (one operation each) do, instead of sharing a loop with the block copy of the largest get.
+template <operation What>
+__device__ __noinline__ void timed_calls(dcuda_state& gst, run_data* run, dcuda_win win) {
+  const dcuda_gptr from = dcuda_gptr_of(win, 1, 0);
+  const dcuda_gptr word = dcuda_gptr_of(win, 1, word_offset);
+  const int size = run->size;
+  unsigned long long seen = 0;
+  for (int repetition = -1; repetition < repetitions; ++repetition) {
+    const int calls = repetition < 0 ? run->warmup : run->iterations;
+    const std::uint64_t start = dcuda::device::global_time_ns();
+    for (int i = 0; i < calls; ++i) {
+      if constexpr (What == operation::get) {  // each get from other lines (peer_access_floor)
+        dcuda_get_gptr(gst, dcuda_gptr_of(win, 1, get_offset(i, static_cast<std::size_t>(size))),
+                       size, run->landing);
+      } else if constexpr (What == operation::fetch_add) {
+        seen += dcuda_atomic_fetch_add(gst, word, 1ull);
+      } else if constexpr (What == operation::compare_swap) {
+        // Each swap expects what the last one left, so that every one after the first succeeds
+        // (the word starts at the memset's bytes).
+        const unsigned long long found = dcuda_atomic_compare_swap(gst, word, seen, seen + 1);
+        seen = found == seen ? seen + 1 : found;
+      } else if constexpr (What == operation::fetch_add_thread) {
+        if (threadIdx.x == 0) seen += dcuda_atomic_fetch_add_thread(gst, word, 1ull);
+        __syncthreads();
+      } else if constexpr (What == operation::put) {
+        dcuda_put(gst, win, 1, 0, size, run->part + 128);
+      } else {
+        dcuda_put_gptr(gst, from, size, run->part + 128);
+      }
+    }
+    if (threadIdx.x == 0 && repetition >= 0) {
+      run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
+    }
+  }
+  if (threadIdx.x == 0) run->sink = seen;
+}
+
 __global__ void __launch_bounds__(threads_per_rank)
     global_access_kernel(dcuda_context_handle dcuda) {
   __shared__ dcuda_state gst;
@@ -74,46 +113,26 @@ __global__ void __launch_bounds__(threads_per_rank)
   dcuda_win_create(gst, DCUDA_COMM_WORLD, run->part, static_cast<int>(part_bytes), &win);
   dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
   if (rank == 0) {
-    const dcuda_gptr from = dcuda_gptr_of(win, 1, 0);
-    const dcuda_gptr word = dcuda_gptr_of(win, 1, word_offset);
-    unsigned long long seen = 0;
-    for (int repetition = -1; repetition < repetitions; ++repetition) {
-      const int calls = repetition < 0 ? run->warmup : run->iterations;
-      const std::uint64_t start = dcuda::device::global_time_ns();
-      for (int i = 0; i < calls; ++i) {
-        switch (run->what) {
-          case operation::get:  // each get from other lines (reference/peer_access_floor.cuh)
-            dcuda_get_gptr(
-                gst, dcuda_gptr_of(win, 1, get_offset(i, static_cast<std::size_t>(run->size))),
-                run->size, run->landing);
-            break;
-          case operation::fetch_add:
-            seen += dcuda_atomic_fetch_add(gst, word, 1ull);
-            break;
-          case operation::compare_swap: {
-            // Each swap expects what the last one left, so that every one after the first
-            // succeeds (the word starts at the memset's bytes).
-            const unsigned long long found = dcuda_atomic_compare_swap(gst, word, seen, seen + 1);
-            seen = found == seen ? seen + 1 : found;
-            break;
-          }
-          case operation::fetch_add_thread:
-            if (threadIdx.x == 0) seen += dcuda_atomic_fetch_add_thread(gst, word, 1ull);
-            __syncthreads();
-            break;
-          case operation::put:
-            dcuda_put(gst, win, 1, 0, run->size, run->part + 128);
-            break;
-          case operation::put_gptr:
-            dcuda_put_gptr(gst, from, run->size, run->part + 128);
-            break;
-        }
-      }
-      if (threadIdx.x == 0 && repetition >= 0) {
-        run->repetition_ns[repetition] = dcuda::device::global_time_ns() - start;
-      }
+    switch (run->what) {
+      case operation::get:
+        timed_calls<operation::get>(gst, run, win);
+        break;
+      case operation::fetch_add:
+        timed_calls<operation::fetch_add>(gst, run, win);
+        break;
+      case operation::compare_swap:
+        timed_calls<operation::compare_swap>(gst, run, win);
+        break;
+      case operation::fetch_add_thread:
+        timed_calls<operation::fetch_add_thread>(gst, run, win);
+        break;
+      case operation::put:
+        timed_calls<operation::put>(gst, run, win);
+        break;
+      case operation::put_gptr:
+        timed_calls<operation::put_gptr>(gst, run, win);
+        break;
     }
-    if (threadIdx.x == 0) run->sink = seen;
   }
   dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);
   dcuda_win_free(gst, win);
