@@ -140,8 +140,8 @@ class buddy_heap {
       --depth;
       const std::uint8_t child_whole = whole(depth + 1);
       node(n) = left == child_whole && right == child_whole ? whole(depth)
-                  : left > right                              ? left
-                                                              : right;
+                : left > right                              ? left
+                                                            : right;
     }
   }
 
