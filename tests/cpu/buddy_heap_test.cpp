@@ -70,7 +70,8 @@ DCUDA_TEST(buddy_heap_hands_out_every_block_once_then_reports_exhaustion) {
 DCUDA_TEST(buddy_heap_merges_freed_buddies_back_into_the_whole_segment) {
   test_heap h(8, 12);
   std::vector<std::uint64_t> offsets;
-  for (const std::uint64_t bytes : {256u, 512u, 256u, 1024u, 2048u}) {
+  const std::vector<std::uint64_t> sizes{256, 512, 256, 1024, 2048};
+  for (const std::uint64_t bytes : sizes) {
     const buddy_allocation a = h.heap.allocate(bytes);
     DCUDA_CHECK(a.status == buddy_status::ok);
     DCUDA_CHECK_EQ(a.bytes, bytes);
@@ -83,7 +84,7 @@ DCUDA_TEST(buddy_heap_merges_freed_buddies_back_into_the_whole_segment) {
        {std::size_t{3}, std::size_t{0}, std::size_t{4}, std::size_t{1}, std::size_t{2}}) {
     std::uint64_t freed = 0;
     DCUDA_CHECK(h.heap.release(offsets[i], &freed) == buddy_status::ok);
-    DCUDA_CHECK(freed >= 256u);
+    DCUDA_CHECK_EQ(freed, sizes[i]);
   }
   DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 0u);
   DCUDA_CHECK_EQ(h.heap.allocations(), 0u);

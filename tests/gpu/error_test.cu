@@ -53,6 +53,8 @@ enum class misuse : int {
   put_gptr_offset_too_large,
   // Window misuses, with a kernel of their own (window_misuse_kernel):
   double_win_free,
+  get_after_free,
+  get_win_none_after_free,
   null_window_base,
   window_from_earlier_run,
 };
@@ -215,8 +217,16 @@ __global__ void window_misuse_kernel(dcuda_context_handle dcuda) {
   } else if (data->what == misuse::window_from_earlier_run && rank == 1) {
     dcuda_put(gst, *saved_window, 0, 0, 4, mine);
   }
+  // A get that leaves its target in the rank's access cache, before the window is freed.
+  const bool get_then_free =
+      data->what == misuse::get_after_free || data->what == misuse::get_win_none_after_free;
+  if (get_then_free && rank == 1) dcuda_get(gst, win, 0, 0, 4, mine + 8);
   dcuda_win_free(gst, win);
   if (data->what == misuse::double_win_free && rank == 1) dcuda_win_free(gst, win);
+  if (data->what == misuse::get_after_free && rank == 1) dcuda_get(gst, win, 0, 0, 4, mine + 8);
+  if (data->what == misuse::get_win_none_after_free && rank == 1) {
+    dcuda_get(gst, DCUDA_WIN_NONE, 0, 0, 4, mine + 8);
+  }
   if (data->run == 2 || data->what != misuse::window_from_earlier_run) {
     dcuda_wait_notifications(gst, 2, 1);  // nobody sends tag 2: only the error ends this run
   }
@@ -333,6 +343,9 @@ const expectation misuse_cases[] = {
     {"put_gptr_offset_too_large", misuse::put_gptr_offset_too_large,
      "in dcuda_put_gptr: offset 4294967296 + size 4 exceeds the 256-byte window of target rank 0"},
     {"double_win_free", misuse::double_win_free, "in dcuda_win_free: window handle"},
+    {"get_after_free", misuse::get_after_free, "in dcuda_get: window handle"},
+    {"get_win_none_after_free", misuse::get_win_none_after_free,
+     "in dcuda_get: window handle -1 is not a window"},
     {"null_window_base", misuse::null_window_base,
      "in dcuda_win_create: the window's base is NULL but its size is 256"},
     {"window_from_earlier_run", misuse::window_from_earlier_run, "in dcuda_put: window handle"},
@@ -402,6 +415,8 @@ MISUSE_CASE(atomic_thread_off_thread_zero)
 MISUSE_CASE(gptr_add_uneven)
 MISUSE_CASE(put_gptr_offset_too_large)
 MISUSE_CASE(double_win_free)
+MISUSE_CASE(get_after_free)
+MISUSE_CASE(get_win_none_after_free)
 MISUSE_CASE(null_window_base)
 MISUSE_CASE(window_from_earlier_run)
 

@@ -52,7 +52,10 @@ int main(int argc, char** argv) {
   // The GPU dcuda_host_init will choose, made current now: a case allocates its windows before it
   // calls dcuda_host_init, and a case run alone (--case) would otherwise allocate them on GPU 0
   // in every process, where dcuda_host_share_memory does not find them.
-  cudaSetDevice(dcuda::bootstrap::choose_gpu(index_here, gpus, std::nullopt).device);
+  // (DCUDA_DEVICE, where set, is dcuda's choice: left to dcuda_host_init.)
+  if (std::getenv("DCUDA_DEVICE") == nullptr) {
+    cudaSetDevice(dcuda::bootstrap::choose_gpu(index_here, gpus, std::nullopt).device);
+  }
   const int result = mpi_test::run_collectively(argc, argv);
   MPI_Finalize();
   return result;

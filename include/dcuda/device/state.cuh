@@ -82,8 +82,8 @@ struct dcuda_state {
   std::uint32_t* host_taken;
   // The window and rank of the last get or remote atomic that passed its checks, with that
   // rank's part of the window (its base in this GPU's address space, and its size): a target of
-  // this node. Emptied (DCUDA_WIN_NONE) at the start and when the window's slot is freed
-  // (detail/device/global_access_path.cuh).
+  // this node (detail/device/global_access_path.cuh). Emptied (DCUDA_WIN_NONE, rank -1, size 0)
+  // by dcuda_gpu_init and by dcuda_win_free of the window's slot.
   std::int32_t access_window;
   std::int32_t access_rank;
   std::uint64_t access_base;

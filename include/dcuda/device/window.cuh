@@ -76,7 +76,12 @@ __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
     gst.windows_in_use &= ~(1u << slot);
     gst.ring_windows &= ~(1u << slot);
     if (protocol::window_slot(gst.cached_window) == slot) gst.cached_window = DCUDA_WIN_NONE;
-    if (protocol::window_slot(gst.access_window) == slot) gst.access_window = DCUDA_WIN_NONE;
+    if (protocol::window_slot(gst.access_window) == slot) {
+      gst.access_window = DCUDA_WIN_NONE;
+      gst.access_rank = -1;
+      gst.access_base = 0;
+      gst.access_size = 0;
+    }
   }
   __syncthreads();
 }

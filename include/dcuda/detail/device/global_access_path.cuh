@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "dcuda/detail/device/block_copy.cuh"
+#include "dcuda/detail/device/code_generation.cuh"
 #include "dcuda/detail/device/communicators.cuh"
 #include "dcuda/detail/device/fail.cuh"
 #include "dcuda/detail/device/memory_order.cuh"
@@ -72,14 +73,17 @@ __device__ __noinline__ inline std::uint64_t refresh_global_access(dcuda_state& 
 // Thread 0: as refresh_global_access, from the access cache when the window and the rank are
 // those of the last get or atomic. A hit needs no load beyond shared memory: a window's entries
 // change only through dcuda_win_create and dcuda_win_free, a new window has a new handle, and
-// dcuda_win_free empties the cache of its slot (so a freed handle misses and is refused).
+// dcuda_win_free empties the cache of its slot (so a freed handle misses and is refused). A
+// negative handle never hits: the empty cache's key is DCUDA_WIN_NONE, which a call may pass too.
+// The reads are owner_read: thread 0 makes them before the entry barrier.
 __device__ inline std::uint64_t global_access_address(dcuda_state& gst, protocol::call call,
                                                       dcuda_win win, int rank, std::uint64_t offset,
                                                       std::int64_t size) {
   // Bitwise, not short-circuit: the loads are issued at once and tested with one branch.
-  const bool hit = (win == gst.access_window) & (rank == gst.access_rank);
-  const std::uint64_t base = gst.access_base;
-  const std::uint64_t part = gst.access_size;
+  const bool hit =
+      (win >= 0) & (win == owner_read(gst.access_window)) & (rank == owner_read(gst.access_rank));
+  const std::uint64_t base = owner_read(gst.access_base);
+  const std::uint64_t part = owner_read(gst.access_size);
   if (hit & (size >= 0) &
       protocol::range_inside_window(static_cast<std::int64_t>(offset), size, part)) {
     return base + offset;
