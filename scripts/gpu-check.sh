@@ -308,6 +308,7 @@ if [ "$gpus" -ge 2 ]; then
   # DCUDA_BENCH_ONLY name the anchor too ("nvshmem_iput typed_put_bandwidth"): without that file
   # under $OUT/results the program says so and prints no NVSHMEM table.
   for bench in nvshmem_latency nvshmem_iput nccl_latency remote_latency global_access_latency \
+      heap_allocation \
       remote_bandwidth typed_put_bandwidth network_engine host_stream_latency \
       host_stream_bandwidth host_stream_concurrency host_stream_network stream_completion_order; do
     wanted "$bench" || continue

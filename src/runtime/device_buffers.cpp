@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "datatypes/type_registry.h"
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/detail/protocol/limits.h"
 
 namespace dcuda::runtime {
@@ -156,6 +157,19 @@ void device_buffers::use_host_windows(std::uint32_t* counters, std::uint32_t* ta
   context_.host_rank_targets = targets;
 }
 
+void device_buffers::use_heaps(char* segments, protocol::buddy_heap* allocators, int order,
+                               std::vector<protocol::window_entry> row) {
+  if (order != 0 && row.size() != static_cast<std::size_t>(shape_.world_size)) {
+    throw dcuda::runtime::error("device_buffers: a heap window row of " +
+                                std::to_string(row.size()) + " entries for " +
+                                std::to_string(shape_.world_size) + " world ranks");
+  }
+  context_.heap = segments;
+  context_.heaps = allocators;
+  context_.heap_order = static_cast<std::uint32_t>(order);
+  heap_row_ = std::move(row);
+}
+
 void device_buffers::prepare_run(void* user_data, std::uint32_t first_window_generation,
                                  cudaStream_t stream) {
   context_.user_data = user_data;
@@ -164,6 +178,14 @@ void device_buffers::prepare_run(void* user_data, std::uint32_t first_window_gen
   if (ring_bytes_ != 0) DCUDA_CUDA_CHECK(cudaMemsetAsync(ring_memory_, 0, ring_bytes_, stream));
   device_words_.zero_async(stream);
   windows_.zero_async(stream);
+  if (!heap_row_.empty()) {
+    protocol::window_entry* heap_entries =
+        windows_.get() +
+        static_cast<std::size_t>(protocol::heap_slot) * static_cast<std::size_t>(shape_.world_size);
+    DCUDA_CUDA_CHECK(cudaMemcpyAsync(heap_entries, heap_row_.data(),
+                                     heap_row_.size() * sizeof(protocol::window_entry),
+                                     cudaMemcpyHostToDevice, stream));
+  }
   DCUDA_CUDA_CHECK(cudaMemcpyAsync(context_device_.get(), &context_, sizeof(context_),
                                    cudaMemcpyHostToDevice, stream));
   host_acks_.zero();

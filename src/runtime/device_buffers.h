@@ -56,6 +56,16 @@ class device_buffers {
                         const protocol::host_window_entry* windows,
                         const protocol::host_rank_target* targets);
 
+  // The rank heaps of every run (runtime/rank_heaps.h): this GPU's segments and allocators, and
+  // the heap window's row, written into the window table before each run.
+  void use_heaps(char* segments, protocol::buddy_heap* allocators, int order,
+                 std::vector<protocol::window_entry> row);
+  // This GPU's ranks' entries of the heap window (device_ranks of them; empty without heaps).
+  const protocol::window_entry* own_heap_entries() const {
+    return heap_row_.empty() ? nullptr
+                             : heap_row_.data() + static_cast<std::ptrdiff_t>(shape_.rank_start);
+  }
+
   const world_shape& shape() const { return shape_; }
   dcuda_context* device_context() const { return context_device_.get(); }
 
@@ -93,6 +103,7 @@ class device_buffers {
   // barrier, first_error, 2 tickets, 2 cached positions, 2 poller flags, finished ranks
   device_array<std::uint32_t> device_words_;
   device_array<protocol::window_entry> windows_;
+  std::vector<protocol::window_entry> heap_row_;  // [world_size], or empty without heaps
   device_array<protocol::rank_route> rank_routes_;
   device_array<dcuda_context> context_device_;
   char* ring_memory_ = nullptr;  // owned by peer_rings

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/detail/protocol/peer_ring.h"
 
 namespace dcuda::runtime {
@@ -24,6 +25,43 @@ std::string process_list(std::uint32_t mask) {
   text << ((mask & (mask - 1u)) != 0u ? "processes" : "process");
   for (int p = 0; p < 32; ++p) {
     if ((mask >> p & 1u) != 0u) text << " " << p;
+  }
+  return text.str();
+}
+
+// A bad_heap_free report's sentence: values are the pointer's rank, window and offset, and the
+// reason (protocol::heap_free_refusal).
+std::string describe_heap_free_refusal(const std::int64_t* v) {
+  using protocol::heap_free_refusal;
+  std::ostringstream text;
+  const std::string pointer = "the pointer {rank " + std::to_string(v[0]) + ", window " +
+                              std::to_string(v[1]) + ", offset " + std::to_string(v[2]) + "}";
+  switch (static_cast<heap_free_refusal>(v[3])) {
+    case heap_free_refusal::not_heap:
+      text << pointer << " does not name a heap (dcuda_malloc gives pointers into the heap window "
+           << protocol::heap_window << ")";
+      break;
+    case heap_free_refusal::other_rank:
+      text << pointer << " names rank " << v[0]
+           << "'s heap; each rank frees only what it allocated itself";
+      break;
+    case heap_free_refusal::not_allocated:
+      text << "no allocation starts at " << pointer << " (never allocated, or freed already)";
+      break;
+    case heap_free_refusal::inside_block:
+      text << pointer << " points inside an allocation, not at its first byte";
+      break;
+    case heap_free_refusal::outside_segment:
+      text << pointer << " is past the end of this rank's heap";
+      break;
+    case heap_free_refusal::heap_window_free:
+      text << "window " << v[1]
+           << " is the heaps' window, which lives as long as the host context; free its "
+              "allocations with dcuda_free";
+      break;
+    default:
+      text << pointer << " was refused (reason " << v[3] << ")";
+      break;
   }
   return text.str();
 }
@@ -179,6 +217,18 @@ std::string describe_error(const protocol::error_report& report,
            << " is " << v[2] << " bytes, not the " << v[3]
            << " its arithmetic steps by; arithmetic across ranks needs a window where every rank "
               "exposes the same size";
+      break;
+    case error_code::heap_exhausted:
+      if (v[2] == 0) {
+        text << "no rank has a heap (DCUDA_HEAP_BYTES is 0); " << v[0] << " bytes were asked for";
+        break;
+      }
+      text << v[0] << " bytes asked for, but the largest free block of this rank's heap of " << v[2]
+           << " bytes is " << v[1]
+           << " (blocks are powers of two; DCUDA_HEAP_BYTES sets the heap's size)";
+      break;
+    case error_code::bad_heap_free:
+      text << describe_heap_free_refusal(v);
       break;
     default:
       text << "error code " << report.code;

@@ -71,6 +71,9 @@ dcuda_host_context::dcuda_host_context(settings settings, dcuda_kernel_t kernel,
   rank_info_.node_index = layout.node_index;
   rank_info_.process_count = layout.process_count;
   rank_info_.process_index = layout.process_index;
+  heaps_.emplace(paths_, counts_.ranks, shape.device_ranks, settings.heap_bytes, shared_memory_);
+  buffers_.use_heaps(heaps_->segments(), heaps_->allocators(), heaps_->order(),
+                     heaps_->window_row());
 }
 
 void dcuda_host_context::share_memory(void* allocation) {

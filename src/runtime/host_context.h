@@ -17,6 +17,7 @@
 #include "runtime/pinned_pool.h"
 #include "runtime/process_paths.h"
 #include "runtime/settings.h"
+#include "runtime/rank_heaps.h"
 #include "runtime/shared_memory_mappings.h"
 #include "runtime/stream_operations.h"
 
@@ -92,6 +93,8 @@ struct dcuda_host_context {
   dcuda::runtime::device_buffers buffers_;
   dcuda_rank_info rank_info_{};
   dcuda::runtime::shared_memory_mappings shared_memory_;
+  // Every rank's heap (dcuda_malloc), shared through shared_memory_ at the context's creation.
+  std::optional<dcuda::runtime::rank_heaps> heaps_;
   // Pinned staging of the network path, per direction (runtime/network_proxy.h).
   static constexpr std::size_t staging_bytes = std::size_t{64} << 20;
   std::optional<dcuda::runtime::pinned_pool> outgoing_staging_;

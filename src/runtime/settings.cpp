@@ -128,10 +128,11 @@ constexpr setting_name emulate_nodes{"DCUDA_EMULATE_NODES", "--dcuda-emulate-nod
 constexpr setting_name network_chunk{"DCUDA_NETWORK_CHUNK", "--dcuda-network-chunk="};
 constexpr setting_name stream_copy_engine_from{"DCUDA_STREAM_COPY_ENGINE_FROM",
                                                "--dcuda-stream-copy-engine-from="};
-constexpr setting_name all_settings[] = {device,        ranks,         timeout,
-                                         network,       verbose,       debug,
-                                         network_trace, host_barrier,  shared_gpus,
-                                         emulate_nodes, network_chunk, stream_copy_engine_from};
+constexpr setting_name heap_bytes{"DCUDA_HEAP_BYTES", "--dcuda-heap-bytes="};
+constexpr setting_name all_settings[] = {
+    device,        ranks,        timeout,     network,       verbose,       debug,
+    network_trace, host_barrier, shared_gpus, emulate_nodes, network_chunk, stream_copy_engine_from,
+    heap_bytes};
 
 // Other DCUDA_* variables that are not a mistake in the environment of a dcuda program.
 constexpr const char* other_known_variables[] = {
@@ -266,6 +267,12 @@ settings read_settings(const std::vector<std::string>& arguments,
   }
   if (auto value = lookup(stream_copy_engine_from, arguments, environment)) {
     result.stream_copy_engine_from = parse_bytes(stream_copy_engine_from, *value);
+  }
+  if (auto value = lookup(heap_bytes, arguments, environment)) {
+    result.heap_bytes = *value == "0"
+                            ? 0
+                            : parse_power_of_two(heap_bytes, *value, settings::heap_lowest,
+                                                 settings::heap_highest, "0 (no heaps)");
   }
   if (result.wait_timeout_s > 0 && result.report_wait_after_s > result.wait_timeout_s / 4) {
     result.report_wait_after_s = result.wait_timeout_s / 4;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "model/model_parameters.h"
 #include "runtime/diagnostics.h"
 
@@ -42,10 +43,16 @@ struct settings {
   // a smaller one is one kernel that copies and counts (runtime/stream_operations.h). 0: always
   // the copy engines; by default one kernel at every size (measured faster up to 4 MiB).
   std::size_t stream_copy_engine_from = stream_copy_engine_from_default;
+  // DCUDA_HEAP_BYTES / --dcuda-heap-bytes=BYTES: each rank's heap segment (dcuda_malloc,
+  // dcuda_win_allocate), a power of two from heap_lowest to heap_highest, or 0 for no heaps.
+  std::size_t heap_bytes = heap_default;
 
   static constexpr std::size_t network_chunk_default = std::size_t{1} << 20;
   static constexpr std::size_t network_chunk_lowest = std::size_t{64} << 10;
   static constexpr std::size_t network_chunk_highest = std::size_t{16} << 20;
+  static constexpr std::size_t heap_default = std::size_t{1} << 20;
+  static constexpr std::size_t heap_lowest = std::size_t{1} << protocol::heap_min_order;
+  static constexpr std::size_t heap_highest = std::size_t{1} << protocol::heap_max_order;
   static constexpr std::size_t stream_copy_engine_from_default =
       std::numeric_limits<std::size_t>::max();
 };

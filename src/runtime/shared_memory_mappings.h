@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "runtime/peer_memory.h"
 #include "runtime/process_paths.h"
@@ -20,8 +21,9 @@ class shared_memory_mappings {
   shared_memory_mappings& operator=(const shared_memory_mappings&) = delete;
 
   // Collective over paths.world: every process names one device allocation (any pointer into
-  // it) or none; each maps those of the processes it reaches by the peer path, now.
-  void share(const process_paths& paths, const void* allocation);
+  // it) or none; each maps those of the processes it reaches by the peer path, now. Returns what
+  // every process offered, as mapped here (exchange_exports).
+  std::vector<mapped_export> share(const process_paths& paths, const void* allocation);
   // Where the allocation that `process` shared, based at `exporter_base` in its address space,
   // is mapped in this one; null when it was not shared.
   char* mapping(int process, std::uint64_t exporter_base) const;

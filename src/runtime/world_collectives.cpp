@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "dcuda/detail/protocol/calls.h"
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/notification_counters.h"
 #include "runtime/error.h"
@@ -44,7 +45,16 @@ world_collectives::world_collectives(const process_paths& paths,
       shared_memory_(shared_memory),
       buffers_(buffers),
       shape_(buffers.shape()),
-      own_windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows) {}
+      own_windows_(static_cast<std::size_t>(shape_.device_ranks) * protocol::max_windows) {
+  // The heap window exists from the start: what other processes put into a heap lands.
+  if (const protocol::window_entry* heaps = buffers_.own_heap_entries()) {
+    for (int r = 0; r < shape_.device_ranks; ++r) {
+      own_windows_[protocol::window_index(protocol::heap_slot, static_cast<std::uint32_t>(r),
+                                          static_cast<std::uint32_t>(shape_.device_ranks))] =
+          heaps[r];
+    }
+  }
+}
 
 world_collectives::~world_collectives() {
   // The kernel has ended; a window row upload may still be on its way.

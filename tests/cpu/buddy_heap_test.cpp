@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dcuda/detail/protocol/buddy_heap.h"
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "test_main.h"
 
 namespace {
@@ -186,4 +187,49 @@ DCUDA_TEST(buddy_heap_random_sequences_match_the_model) {
     DCUDA_CHECK_EQ(h.heap.bytes_in_use(), 0u);
     DCUDA_CHECK_EQ(h.heap.largest_free(), std::uint64_t{1} << max_order);
   }
+}
+
+// The rank heaps format the bookkeeping once on the host and build each rank's allocator over a
+// copy of it without touching it (buddy_heap::formatted): that allocator behaves as a fresh one,
+// and a copy of an allocator (as a rank's thread 0 copies its own into registers and writes it
+// back) carries its counts with it.
+DCUDA_TEST(buddy_heap_over_formatted_bookkeeping_is_a_fresh_heap) {
+  constexpr int min_order = dcuda::protocol::heap_min_order;
+  constexpr int max_order = 16;
+  std::vector<std::uint8_t> formatted(dcuda::protocol::buddy_node_bytes(min_order, max_order));
+  buddy_heap::format(formatted.data(), min_order, max_order);
+  test_heap fresh(min_order, max_order);
+  DCUDA_CHECK(formatted == fresh.nodes);
+
+  buddy_heap adopted(formatted.data(), min_order, max_order, buddy_heap::formatted);
+  for (const std::uint64_t bytes : {1u, 300u, 4096u, 256u, 20000u}) {
+    const auto a = adopted.allocate(bytes);
+    const auto b = fresh.heap.allocate(bytes);
+    DCUDA_CHECK(a.status == buddy_status::ok);
+    DCUDA_CHECK_EQ(a.offset, b.offset);
+    DCUDA_CHECK_EQ(a.bytes, b.bytes);
+  }
+  buddy_heap copy = adopted;  // the same bookkeeping, the counts carried along
+  DCUDA_CHECK_EQ(copy.bytes_in_use(), fresh.heap.bytes_in_use());
+  DCUDA_CHECK_EQ(copy.allocations(), std::uint64_t{5});
+  DCUDA_CHECK_EQ(copy.largest_free(), fresh.heap.largest_free());
+}
+
+// A segment's order from the bytes asked for: rounded up to a power of two, at least the
+// smallest block; 0 bytes is no heap; beyond the largest a window part holds is refused.
+DCUDA_TEST(heap_order_rounds_up_and_refuses_beyond_the_largest_segment) {
+  using dcuda::protocol::heap_order_for;
+  DCUDA_CHECK_EQ(heap_order_for(0), 0);
+  DCUDA_CHECK_EQ(heap_order_for(1), dcuda::protocol::heap_min_order);
+  DCUDA_CHECK_EQ(heap_order_for(256), 8);
+  DCUDA_CHECK_EQ(heap_order_for(257), 9);
+  DCUDA_CHECK_EQ(heap_order_for(std::uint64_t{1} << 20), 20);
+  DCUDA_CHECK_EQ(heap_order_for(std::uint64_t{1} << 30), 30);
+  DCUDA_CHECK_EQ(heap_order_for((std::uint64_t{1} << 30) + 1), -1);
+  // The heaps' window handle is well formed, and no window creation reaches its slot.
+  DCUDA_CHECK(dcuda::protocol::window_handle_well_formed(dcuda::protocol::heap_window));
+  DCUDA_CHECK_EQ(dcuda::protocol::window_slot(dcuda::protocol::heap_window),
+                 dcuda::protocol::heap_slot);
+  DCUDA_CHECK_EQ(dcuda::protocol::lowest_free_slot(~(1u << 5)), 5);
+  DCUDA_CHECK_EQ(dcuda::protocol::lowest_free_slot(0x7fffffffu | (1u << 31)), -1);
 }

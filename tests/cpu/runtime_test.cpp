@@ -3,7 +3,9 @@
 #include <chrono>
 #include <limits>
 #include <string>
+#include <utility>
 
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/detail/protocol/device_context.h"
 #include "runtime/cpu_timers.h"
 #include "runtime/error.h"
@@ -85,6 +87,15 @@ DCUDA_TEST(settings_come_from_environment_and_arguments_win) {
   DCUDA_CHECK_EQ(runtime::read_settings({}, {{"DCUDA_STREAM_COPY_ENGINE_FROM", "65536"}})
                      .stream_copy_engine_from,
                  std::size_t{65536});
+  DCUDA_CHECK_EQ(defaults.heap_bytes, std::size_t{1} << 20);
+  DCUDA_CHECK_EQ(runtime::read_settings({}, {{"DCUDA_HEAP_BYTES", "0"}}).heap_bytes,
+                 std::size_t{0});
+  DCUDA_CHECK_EQ(runtime::read_settings({}, {{"DCUDA_HEAP_BYTES", "256"}}).heap_bytes,
+                 std::size_t{256});
+  DCUDA_CHECK_EQ(
+      runtime::read_settings({"--dcuda-heap-bytes=1073741824"}, {{"DCUDA_HEAP_BYTES", "65536"}})
+          .heap_bytes,
+      std::size_t{1} << 30);
 }
 
 DCUDA_TEST(bad_setting_names_the_setting_and_value) {
@@ -105,7 +116,11 @@ DCUDA_TEST(bad_setting_names_the_setting_and_value) {
         {"DCUDA_NETWORK_CHUNK", "-1048576"},
         {"DCUDA_NETWORK_CHUNK", "1M"},
         {"DCUDA_STREAM_COPY_ENGINE_FROM", "-1"},
-        {"DCUDA_STREAM_COPY_ENGINE_FROM", "4 MiB"}}) {
+        {"DCUDA_STREAM_COPY_ENGINE_FROM", "4 MiB"},
+        {"DCUDA_HEAP_BYTES", "1000"},        // not a power of two
+        {"DCUDA_HEAP_BYTES", "128"},         // below the smallest block
+        {"DCUDA_HEAP_BYTES", "2147483648"},  // above the largest window part
+        {"DCUDA_HEAP_BYTES", "-256"}}) {
     try {
       runtime::read_settings({}, {{name, value}});
       throw dcuda_test::failure("no error for " + name + "=" + value);
@@ -351,6 +366,43 @@ DCUDA_TEST(error_reports_name_rank_call_and_value) {
     const auto call = static_cast<protocol::call>(c);
     if (call == protocol::call::ring_poll) continue;  // not a call of the API
     DCUDA_CHECK(contains(protocol::call_name(call), "dcuda_"));
+  }
+}
+
+// The heaps' errors name the sizes, the pointer and, for a refused free, why.
+DCUDA_TEST(heap_errors_name_the_sizes_and_why_a_free_was_refused) {
+  protocol::error_report report{};
+  report.rank = 4;
+  report.call_id = static_cast<std::uint16_t>(protocol::call::rank_malloc);
+  report.code = static_cast<std::uint16_t>(protocol::error_code::heap_exhausted);
+  report.values[0] = 5000;
+  report.values[1] = 4096;
+  report.values[2] = 65536;
+  DCUDA_CHECK(contains(runtime::describe_error(report),
+                       "rank 4 (thread 0) in dcuda_malloc: 5000 bytes asked for, but the largest "
+                       "free block of this rank's heap of 65536 bytes is 4096"));
+  report.values[2] = 0;
+  DCUDA_CHECK(contains(runtime::describe_error(report),
+                       "no rank has a heap (DCUDA_HEAP_BYTES is 0); 5000 bytes were asked for"));
+  report.call_id = static_cast<std::uint16_t>(protocol::call::rank_free);
+  report.code = static_cast<std::uint16_t>(protocol::error_code::bad_heap_free);
+  report.values[0] = 2;
+  report.values[1] = protocol::heap_window;
+  report.values[2] = 768;
+  const std::pair<protocol::heap_free_refusal, const char*> reasons[] = {
+      {protocol::heap_free_refusal::not_heap, "does not name a heap"},
+      {protocol::heap_free_refusal::other_rank, "names rank 2's heap"},
+      {protocol::heap_free_refusal::not_allocated, "no allocation starts at the pointer"},
+      {protocol::heap_free_refusal::inside_block, "points inside an allocation"},
+      {protocol::heap_free_refusal::outside_segment, "past the end of this rank's heap"},
+      {protocol::heap_free_refusal::heap_window_free, "is the heaps' window"}};
+  for (const auto& [why, text] : reasons) {
+    report.values[3] = static_cast<std::int64_t>(why);
+    const std::string described = runtime::describe_error(report);
+    DCUDA_CHECK(contains(described, text));
+    if (why != protocol::heap_free_refusal::heap_window_free) {
+      DCUDA_CHECK(contains(described, "{rank 2, window 2147483423, offset 768}"));
+    }
   }
 }
 

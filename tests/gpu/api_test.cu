@@ -604,7 +604,8 @@ DCUDA_TEST(host_run_can_be_called_again) {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// 32 windows at once succeed, the 33rd is DCUDA_WIN_NONE; freeing one makes room again.
+// 31 windows at once succeed (the 32nd slot holds the heaps), the 32nd is DCUDA_WIN_NONE; freeing
+// one makes room again.
 struct window_count_data {
   int* buffer;
   int created;
@@ -619,9 +620,9 @@ __global__ void window_slots_kernel(dcuda_context_handle dcuda) {
   dcuda_get_data(gst, reinterpret_cast<void**>(&data));
   int rank;
   dcuda_comm_rank(gst, DCUDA_COMM_DEVICE, &rank);
-  dcuda_win windows[32];
+  dcuda_win windows[31];
   int created = 0;
-  for (int i = 0; i < 32; ++i) {
+  for (int i = 0; i < 31; ++i) {
     dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + i, 4, &windows[i]);
     created += windows[i] != DCUDA_WIN_NONE;
   }
@@ -643,12 +644,12 @@ __global__ void window_slots_kernel(dcuda_context_handle dcuda) {
 
 }  // namespace
 
-DCUDA_TEST(window_slots_run_out_at_32_and_are_reused) {
+DCUDA_TEST(window_slots_run_out_at_31_and_are_reused) {
   require_gpu();
   device_buffer<int> buffer(64);
   window_count_data data{buffer.data, 0, 0, 0};
   run_dcuda(window_slots_kernel, 64, data, {"--dcuda-ranks-per-device=2"});
-  DCUDA_CHECK_EQ(data.created, 32);
+  DCUDA_CHECK_EQ(data.created, 31);
   DCUDA_CHECK_EQ(data.none_returned, 1);
   DCUDA_CHECK_EQ(data.reused, 1);
 }

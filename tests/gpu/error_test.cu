@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -51,6 +52,12 @@ enum class misuse : int {
   atomic_thread_off_thread_zero,
   gptr_add_uneven,
   put_gptr_offset_too_large,
+  heap_exhausted,
+  heap_free_twice,
+  heap_free_other_rank,
+  heap_free_inside,
+  heap_free_window,
+  heap_none,
   // Window misuses, with a kernel of their own (window_misuse_kernel):
   double_win_free,
   get_after_free,
@@ -170,6 +177,27 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
       case misuse::put_gptr_offset_too_large:
         dcuda_put_gptr(gst, dcuda_gptr_of(win, 0, 1ull << 32), 4, mine);
         break;
+      case misuse::heap_exhausted:  // the heaps are 1 MiB
+        dcuda_malloc(gst, dcuda_malloc(gst, 1000).offset + (3u << 20));
+        break;
+      case misuse::heap_free_twice: {
+        const dcuda_gptr block = dcuda_malloc(gst, 100);
+        dcuda_free(gst, block);
+        dcuda_free(gst, block);
+        break;
+      }
+      case misuse::heap_free_other_rank:
+        dcuda_free(gst, dcuda_gptr{0, DCUDA_WIN_HEAP, 0});
+        break;
+      case misuse::heap_free_inside:
+        dcuda_free(gst, dcuda_gptr_add(gst, dcuda_malloc(gst, 1024), 256));
+        break;
+      case misuse::heap_free_window:
+        dcuda_win_free(gst, DCUDA_WIN_HEAP);
+        break;
+      case misuse::heap_none:  // run with --dcuda-heap-bytes=0
+        dcuda_malloc(gst, 8);
+        break;
       default:  // the window misuses have kernels of their own
         break;
     }
@@ -280,8 +308,10 @@ void run_misuse(misuse what) {
     }
     return;
   }
+  std::vector<std::string> arguments{"--dcuda-ranks-per-device=3"};
+  if (what == misuse::heap_none) arguments.push_back("--dcuda-heap-bytes=0");
   run_dcuda(what == misuse::window_used_after_free ? use_after_free_kernel : misuse_kernel, 64,
-            data, {"--dcuda-ranks-per-device=3"});
+            data, arguments);
 }
 
 struct expectation {
@@ -342,6 +372,20 @@ const expectation misuse_cases[] = {
      "rank 1 (thread 3) in dcuda_gptr_add: the pointer crosses into rank 2, whose part of window"},
     {"put_gptr_offset_too_large", misuse::put_gptr_offset_too_large,
      "in dcuda_put_gptr: offset 4294967296 + size 4 exceeds the 256-byte window of target rank 0"},
+    {"heap_exhausted", misuse::heap_exhausted,
+     "rank 1 (thread 0) in dcuda_malloc: 3145728 bytes asked for, but the largest free block of "
+     "this rank's heap of 1048576 bytes is 524288"},
+    {"heap_free_twice", misuse::heap_free_twice,
+     "in dcuda_free: no allocation starts at the pointer {rank 1, window"},
+    {"heap_free_other_rank", misuse::heap_free_other_rank,
+     "in dcuda_free: the pointer {rank 0, window 2147483423, offset 0} names rank 0's heap"},
+    {"heap_free_inside", misuse::heap_free_inside,
+     "in dcuda_free: the pointer {rank 1, window 2147483423, offset 256} points inside an "
+     "allocation"},
+    {"heap_free_window", misuse::heap_free_window,
+     "in dcuda_win_free: window 2147483423 is the heaps' window"},
+    {"heap_none", misuse::heap_none,
+     "in dcuda_malloc: no rank has a heap (DCUDA_HEAP_BYTES is 0); 8 bytes were asked for"},
     {"double_win_free", misuse::double_win_free, "in dcuda_win_free: window handle"},
     {"get_after_free", misuse::get_after_free, "in dcuda_get: window handle"},
     {"get_win_none_after_free", misuse::get_win_none_after_free,
@@ -414,6 +458,12 @@ MISUSE_CASE(atomic_bad_window)
 MISUSE_CASE(atomic_thread_off_thread_zero)
 MISUSE_CASE(gptr_add_uneven)
 MISUSE_CASE(put_gptr_offset_too_large)
+MISUSE_CASE(heap_exhausted)
+MISUSE_CASE(heap_free_twice)
+MISUSE_CASE(heap_free_other_rank)
+MISUSE_CASE(heap_free_inside)
+MISUSE_CASE(heap_free_window)
+MISUSE_CASE(heap_none)
 MISUSE_CASE(double_win_free)
 MISUSE_CASE(get_after_free)
 MISUSE_CASE(get_win_none_after_free)

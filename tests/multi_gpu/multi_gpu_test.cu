@@ -1135,3 +1135,110 @@ DCUDA_TEST(get_and_atomics_cross_to_the_other_gpus) {
     DCUDA_CHECK_EQ(all[i], static_cast<unsigned long long>(i));
   }
 }
+
+// ---- heaps: blocks of every rank's heap reached from the other GPUs ----
+
+// Every rank tells the same rank of the previous GPU, through a team-aligned window of
+// DCUDA_COMM_WORLD (dcuda_win_allocate), where its inbox and its counter are in its heap; that
+// rank then puts a message into the inbox through the pointer, on any path, and on the node also
+// gets the message back and counts on the counter with both kinds of fetch-add. All memory comes
+// from the heaps and goes back to them.
+constexpr int heap_message_bytes = 1000;
+constexpr int heap_inbox_bytes = 2048;
+constexpr int heap_rounds = 10;
+
+struct heap_cross_data {
+  int mismatches;
+  int on_node;  // 1: get and the atomics too
+};
+
+__global__ void heap_cross_kernel(dcuda_context_handle dcuda) {
+  __shared__ dcuda_state gst;
+  dcuda_gpu_init(dcuda, gst);
+  heap_cross_data* run = nullptr;
+  dcuda_get_data(gst, reinterpret_cast<void**>(&run));
+  const place here = locate(gst);
+  // The directory: [0, 48) this rank's own pointers (inbox, outbox, counter), [64, 112) what the
+  // next GPU's rank sent of its own.
+  void* directory_base = nullptr;
+  dcuda_win directory = DCUDA_WIN_NONE;
+  dcuda_win_allocate(gst, DCUDA_COMM_WORLD, 128, &directory_base, &directory);
+  auto* own = static_cast<dcuda_gptr*>(directory_base);
+  const dcuda_gptr inbox = dcuda_malloc(gst, heap_inbox_bytes);
+  const dcuda_gptr outbox = dcuda_malloc(gst, heap_message_bytes);
+  const dcuda_gptr counter = dcuda_malloc(gst, 8);
+  auto* inbox_bytes = static_cast<unsigned char*>(dcuda_gptr_address(gst, inbox));
+  auto* outbox_bytes = static_cast<unsigned char*>(dcuda_gptr_address(gst, outbox));
+  for (int i = static_cast<int>(threadIdx.x); i < heap_inbox_bytes; i += blockDim.x) {
+    inbox_bytes[i] = 0xee;
+    if (i < heap_message_bytes) {
+      outbox_bytes[i] = pattern(here.rank, static_cast<std::uint64_t>(i), 5);
+    }
+  }
+  if (threadIdx.x == 0) {
+    *static_cast<unsigned long long*>(dcuda_gptr_address(gst, counter)) = 0;
+    own[0] = inbox;
+    own[1] = outbox;
+    own[2] = counter;
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // counters cleared before anyone counts
+  dcuda_put_notify(gst, directory, here.previous_gpu_peer, 64, 48, own, 7);
+  dcuda_wait_notifications(gst, 7, 1);
+  const dcuda_gptr next_inbox = own[4];
+  const dcuda_gptr next_outbox = own[5];
+  const dcuda_gptr next_counter = own[6];
+  int wrong = 0;
+  if (threadIdx.x == 0 && (next_inbox.unit != here.next_gpu_peer ||
+                           next_inbox.window != DCUDA_WIN_HEAP || next_counter.offset % 256 != 0)) {
+    ++wrong;
+  }
+  dcuda_put_notify_gptr(gst, next_inbox, heap_message_bytes, outbox_bytes, 8);
+  dcuda_wait_notifications(gst, 8, 1);
+  for (int i = static_cast<int>(threadIdx.x); i < heap_inbox_bytes; i += blockDim.x) {
+    const unsigned char expected =
+        i < heap_message_bytes ? pattern(here.previous_gpu_peer, static_cast<std::uint64_t>(i), 5)
+                               : 0xee;
+    if (inbox_bytes[i] != expected) ++wrong;
+  }
+  if (run->on_node != 0) {
+    dcuda_get_gptr(gst, next_outbox, heap_message_bytes, inbox_bytes + 1024);
+    for (int i = static_cast<int>(threadIdx.x); i < heap_message_bytes; i += blockDim.x) {
+      if (inbox_bytes[1024 + i] != pattern(here.next_gpu_peer, static_cast<std::uint64_t>(i), 5)) {
+        ++wrong;
+      }
+    }
+    for (int round = 0; round < heap_rounds; ++round) {
+      dcuda_atomic_fetch_add(gst, next_counter, 1ull);
+      if (threadIdx.x == 0) dcuda_atomic_fetch_add_thread(gst, next_counter, 2ull);
+    }
+  }
+  dcuda_comm_barrier(gst, DCUDA_COMM_WORLD);  // every message read, every count made
+  if (threadIdx.x == 0 && run->on_node != 0 &&
+      *static_cast<volatile unsigned long long*>(dcuda_gptr_address(gst, counter)) !=
+          3ull * heap_rounds) {
+    ++wrong;
+  }
+  wrong = __syncthreads_count(wrong != 0);
+  dcuda_free(gst, counter);
+  dcuda_free(gst, outbox);
+  dcuda_free(gst, inbox);
+  dcuda_win_free(gst, directory);
+  // Everything is back: the whole heap is one block again.
+  const dcuda_gptr whole = dcuda_malloc(gst, 1u << 20);
+  if (threadIdx.x == 0 && whole.offset != 0) ++wrong;
+  dcuda_free(gst, whole);
+  if (threadIdx.x == 0 && wrong != 0) atomicAdd(&run->mismatches, wrong);
+  dcuda_gpu_finish(gst);
+}
+
+DCUDA_TEST(heap_blocks_cross_to_the_other_gpus) {
+  const char* forced = std::getenv("DCUDA_FORCE_NETWORK");
+  const char* emulated = std::getenv("DCUDA_EMULATE_NODES");
+  const bool network = (forced != nullptr && std::string(forced) == "1") ||
+                       (emulated != nullptr && std::atoi(emulated) > 1);
+  heap_cross_data data{0, network ? 0 : 1};
+  std::vector<std::string> arguments = small_gpu;
+  arguments.push_back("--dcuda-heap-bytes=1048576");
+  gpu_test::run_dcuda(heap_cross_kernel, threads_per_rank, data, arguments);
+  DCUDA_CHECK_EQ(data.mismatches, 0);
+}

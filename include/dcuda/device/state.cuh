@@ -74,6 +74,8 @@ struct dcuda_state {
   std::uint32_t record_writes;      // stores of its wait_record (its version field)
   std::uint32_t world_collectives;  // collectives over DCUDA_COMM_WORLD handed to the proxy
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
+  std::uint32_t allocated_windows;  // bit per slot whose memory dcuda_win_allocate took from the
+                                    // heap: dcuda_win_free gives it back
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
   dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
   // This rank's rows of ctx->host_notifications and ctx->host_notifications_taken (null without

@@ -2,11 +2,21 @@
 #pragma once
 
 #include "dcuda/detail/device/spin_wait.cuh"
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/detail/protocol/routes.h"
 #include "dcuda/device/handles.cuh"
 #include "dcuda/device/state.cuh"
 
 namespace dcuda::device {
+
+// Thread 0: the access cache of the gets and atomics (global_access_path.cuh) emptied, so that
+// nothing hits it: DCUDA_WIN_NONE, which a hit never matches, rank -1, size 0.
+__device__ inline void empty_access_cache(dcuda_state& gst) {
+  gst.access_window = DCUDA_WIN_NONE;
+  gst.access_rank = -1;
+  gst.access_base = 0;
+  gst.access_size = 0;
+}
 
 __device__ inline dcuda_cached_route empty_route_cache() {
   return {-1, static_cast<std::uint32_t>(protocol::route::local), nullptr, nullptr, 0, 0};
@@ -31,9 +41,14 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.device_ranks = dcuda->device_ranks;
     gst.process_count = dcuda->process_count;
     gst.barrier_episode = 0;
-    gst.windows_in_use = 0;
-    gst.world_windows = 0;
-    gst.ring_windows = 0;
+    // The heaps' window (protocol/heap_layout.h) is there from the start, in its reserved slot:
+    // the host has written every rank's entry, and records from peer GPUs land in this rank's
+    // segment.
+    constexpr std::uint32_t heap_bit = 1u << protocol::heap_slot;
+    gst.windows_in_use = heap_bit;
+    gst.world_windows = heap_bit;
+    gst.ring_windows = dcuda->heap_order != 0u ? heap_bit : 0u;
+    gst.allocated_windows = 0;
     // Both route caches start empty, every field set: should a call with a target argument of
     // -1 match the empty cache before its checks run, it finds the local route, which takes no
     // ticket (notify_path.cuh, plan_notify).
@@ -45,10 +60,7 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     gst.cached_own_base = 0;
     gst.cached_own_size = 0;
     gst.notify_route_cache = empty_route_cache();
-    gst.access_window = DCUDA_WIN_NONE;
-    gst.access_rank = -1;
-    gst.access_base = 0;
-    gst.access_size = 0;
+    empty_access_cache(gst);
     gst.acks_requested = 0;
     gst.acks_awaited = 0;
     gst.world_collectives = 0;
@@ -86,8 +98,14 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
   // Generations start where this run's do (dcuda_context::first_window_generation), so that a
   // handle kept from an earlier run is refused rather than taken for this run's window.
   for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
-    gst.generation[i] = dcuda->first_window_generation;
+    const bool heap = i == protocol::heap_slot;
+    gst.generation[i] = heap ? protocol::heap_generation : dcuda->first_window_generation;
     gst.ring_window[i] = {0, 0, 0};
+    if (heap && dcuda->heap_order != 0u) {
+      const std::uint64_t segment = std::uint64_t{1} << dcuda->heap_order;
+      gst.ring_window[i] = {reinterpret_cast<std::uint64_t>(dcuda->heap) + blockIdx.x * segment,
+                            static_cast<std::uint32_t>(segment), 0};
+    }
   }
   __syncthreads();
 }

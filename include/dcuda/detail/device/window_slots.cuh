@@ -5,6 +5,7 @@
 #include "dcuda/detail/device/barriers.cuh"
 #include "dcuda/detail/device/communicators.cuh"
 #include "dcuda/detail/device/log_channel.cuh"
+#include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/device/handles.cuh"
 
 namespace dcuda::device {
@@ -37,9 +38,11 @@ __device__ inline dcuda_comm window_comm(const dcuda_state& gst, int slot) {
 
 // Logged once (by world rank 0) when dcuda_win_create runs out of slots.
 __device__ inline void log_windows_exhausted(dcuda_state& gst) {
-  static_assert(protocol::max_windows == 32, "keep the message below in step");
+  static_assert(protocol::max_windows == 32 && protocol::heap_slot == 31,
+                "keep the message below in step");
   send_log_literal(gst,
-                   "dcuda_win_create: all 32 window slots are in use; returning DCUDA_WIN_NONE");
+                   "dcuda_win_create: all 31 window slots are in use (a 32nd holds the heaps); "
+                   "returning DCUDA_WIN_NONE");
 }
 
 // dcuda_win_create on DCUDA_COMM_WORLD with other processes: the slot must be free on every GPU

@@ -55,13 +55,28 @@ class buddy_heap {
   // Blocks of 2^min_order to 2^max_order bytes (0 <= min_order <= max_order < 64, at most 31
   // levels); `nodes` holds buddy_node_bytes(min_order, max_order) bytes. The whole segment free.
   DCUDA_HD buddy_heap(std::uint8_t* nodes, int min_order, int max_order)
+      : buddy_heap(nodes, min_order, max_order, formatted) {
+    format(nodes, min_order, max_order);
+  }
+
+  // As above, over nodes that format() has filled and no heap has used since: touches no node,
+  // so that the host can build a heap whose bookkeeping lives in device memory.
+  struct formatted_t {};
+  static constexpr formatted_t formatted{};
+  DCUDA_HD buddy_heap(std::uint8_t* nodes, int min_order, int max_order, formatted_t)
       : nodes_(nodes),
-        last_node_((std::uint64_t{1} << (max_order - min_order + 1)) - 1),
+        last_node_(buddy_node_bytes(min_order, max_order) - 1),
         min_order_(min_order),
-        max_order_(max_order) {
-    for (int depth = 0; depth < levels(); ++depth) {
+        max_order_(max_order) {}
+
+  // Writes the bookkeeping of a wholly free segment into `nodes`.
+  DCUDA_HD static void format(std::uint8_t* nodes, int min_order, int max_order) {
+    const int levels = max_order - min_order + 1;
+    for (int depth = 0; depth < levels; ++depth) {
       const std::uint64_t first = std::uint64_t{1} << depth;
-      for (std::uint64_t n = first; n < 2 * first; ++n) node(n) = whole(depth);
+      for (std::uint64_t n = first; n < 2 * first; ++n) {
+        nodes[n] = static_cast<std::uint8_t>(levels - depth);
+      }
     }
   }
 
@@ -76,7 +91,8 @@ class buddy_heap {
 
   // A block of at least `bytes` (0 bytes: the smallest block), aligned to its size.
   DCUDA_HD buddy_allocation allocate(std::uint64_t bytes) {
-    const int order = buddy_order_of(bytes) < min_order_ ? min_order_ : buddy_order_of(bytes);
+    const int fitting = buddy_order_of(bytes);
+    const int order = fitting < min_order_ ? min_order_ : fitting;
     if (order > max_order_) return {buddy_status::too_large, 0, 0};
     const auto wanted = static_cast<std::uint8_t>(order - min_order_ + 1);
     if (node(1) < wanted) return {buddy_status::exhausted, 0, 0};

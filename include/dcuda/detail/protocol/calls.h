@@ -46,6 +46,9 @@ enum class call : std::uint16_t {
   atomic_fetch_add_thread,
   atomic_compare_swap_thread,
   atomic_swap_thread,
+  rank_malloc,
+  rank_free,
+  win_allocate,
   count_  // number of entries; keep last
 };
 
@@ -86,7 +89,10 @@ constexpr const char* call_name(call c) {
                                    "dcuda_atomic_swap",
                                    "dcuda_atomic_fetch_add_thread",
                                    "dcuda_atomic_compare_swap_thread",
-                                   "dcuda_atomic_swap_thread"};
+                                   "dcuda_atomic_swap_thread",
+                                   "dcuda_malloc",
+                                   "dcuda_free",
+                                   "dcuda_win_allocate"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";

@@ -8,6 +8,7 @@
 #include <initializer_list>
 
 #include "dcuda/version.h"
+#include "dcuda/detail/protocol/buddy_heap.h"
 #include "dcuda/detail/protocol/delivery_queue.h"
 #include "dcuda/detail/protocol/command_channel.h"
 #include "dcuda/detail/protocol/error_report.h"
@@ -94,6 +95,12 @@ struct dcuda_context {
   std::uint32_t first_window_generation;
   // The process's committed datatypes as this GPU reads them (the typed calls, dcuda_pack).
   const dcuda::protocol::type_entry* types;
+  // The rank heaps (protocol/heap_layout.h): this GPU's segments, [device_ranks] of 2^heap_order
+  // bytes, and each rank's allocator, whose bookkeeping (this GPU's memory) its thread 0 alone
+  // reads and writes, kept across the runs of a host context. heap_order 0: no heaps.
+  char* heap;
+  dcuda::protocol::buddy_heap* heaps;
+  std::uint32_t heap_order;
 };
 
 namespace dcuda::protocol {
@@ -129,6 +136,7 @@ inline constexpr std::uint32_t context_layout_stamp = layout_stamp_of({
     sizeof(channel_entry),
     sizeof(delivery_queue),
     sizeof(type_entry),
+    sizeof(buddy_heap),
     sizeof(world_collective_result),
     sizeof(window_offer),
     sizeof(host_window_entry),

@@ -34,6 +34,10 @@ enum class error_code : std::uint16_t {
   target_off_node,              // values: target world rank (get and atomics: ranks of the node)
   misaligned_atomic,            // values: offset, the word's size, the word's address
   uneven_window,                // values: handle, rank, its window size, the size stepped by
+  heap_exhausted,               // values: bytes asked for, the largest free block, the segment's
+                                //         size (0: no heaps)
+  bad_heap_free,                // values: the pointer's rank, window and offset, the reason
+                                //         (protocol::heap_free_refusal)
   count_
 };
 
