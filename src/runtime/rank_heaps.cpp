@@ -65,7 +65,11 @@ rank_heaps::rank_heaps(const process_paths& paths, const bootstrap::rank_layout&
                               count * sizeof(protocol::buddy_heap), cudaMemcpyHostToDevice));
 
   std::vector<mapped_export> mapped(static_cast<std::size_t>(paths.process_count()));
-  if (paths.world != MPI_COMM_NULL) mapped = shared.share(paths, segments_.get());
+  // Offered only where some process reaches this one by the peer path (the relation is mutual):
+  // a process without peers exports nothing through CUDA IPC, which some systems do not have.
+  if (paths.world != MPI_COMM_NULL) {
+    mapped = shared.share(paths, paths.any_peer() ? segments_.get() : nullptr);
+  }
   row_.assign(static_cast<std::size_t>(ranks.world_size()), protocol::window_entry{});
   for (int p = 0; p < paths.process_count(); ++p) {
     std::uint64_t base = 0;

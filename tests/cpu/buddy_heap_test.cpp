@@ -226,10 +226,40 @@ DCUDA_TEST(heap_order_rounds_up_and_refuses_beyond_the_largest_segment) {
   DCUDA_CHECK_EQ(heap_order_for(std::uint64_t{1} << 20), 20);
   DCUDA_CHECK_EQ(heap_order_for(std::uint64_t{1} << 30), 30);
   DCUDA_CHECK_EQ(heap_order_for((std::uint64_t{1} << 30) + 1), -1);
-  // The heaps' window handle is well formed, and no window creation reaches its slot.
+  // The heaps' window handle is well formed and names the reserved slot.
   DCUDA_CHECK(dcuda::protocol::window_handle_well_formed(dcuda::protocol::heap_window));
   DCUDA_CHECK_EQ(dcuda::protocol::window_slot(dcuda::protocol::heap_window),
                  dcuda::protocol::heap_slot);
-  DCUDA_CHECK_EQ(dcuda::protocol::lowest_free_slot(~(1u << 5)), 5);
-  DCUDA_CHECK_EQ(dcuda::protocol::lowest_free_slot(0x7fffffffu | (1u << 31)), -1);
+}
+
+// A heap as deep as the largest segment allows (1 GiB of 256-byte blocks: 23 levels), where the
+// walks take six batches down and every node of 23 levels up: smallest blocks handed out side by
+// side, a block of every order up to a quarter of the segment, every one freed, and the whole
+// segment one block again.
+DCUDA_TEST(buddy_heap_of_the_largest_segment_splits_and_merges_through_every_level) {
+  constexpr int min_order = dcuda::protocol::heap_min_order;
+  constexpr int max_order = dcuda::protocol::heap_max_order;
+  test_heap big(min_order, max_order);
+  std::vector<std::uint64_t> offsets;
+  for (int i = 0; i < 64; ++i) {
+    const auto block = big.heap.allocate(1);
+    DCUDA_CHECK(block.status == buddy_status::ok);
+    DCUDA_CHECK_EQ(block.offset, static_cast<std::uint64_t>(i) << min_order);
+    offsets.push_back(block.offset);
+  }
+  for (int order = min_order; order < max_order - 1; ++order) {
+    const auto block = big.heap.allocate(std::uint64_t{1} << order);
+    DCUDA_CHECK(block.status == buddy_status::ok);
+    DCUDA_CHECK_EQ(block.offset % (std::uint64_t{1} << order), std::uint64_t{0});
+    offsets.push_back(block.offset);
+  }
+  DCUDA_CHECK(big.heap.allocate(std::uint64_t{1} << (max_order - 1)).status ==
+              buddy_status::exhausted);
+  for (const std::uint64_t offset : offsets) {
+    DCUDA_CHECK(big.heap.release(offset) == buddy_status::ok);
+  }
+  DCUDA_CHECK_EQ(big.heap.bytes_in_use(), std::uint64_t{0});
+  DCUDA_CHECK_EQ(big.heap.largest_free(), std::uint64_t{1} << max_order);
+  const auto whole = big.heap.allocate(std::uint64_t{1} << max_order);
+  DCUDA_CHECK(whole.status == buddy_status::ok && whole.offset == 0);
 }

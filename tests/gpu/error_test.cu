@@ -177,8 +177,8 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
       case misuse::put_gptr_offset_too_large:
         dcuda_put_gptr(gst, dcuda_gptr_of(win, 0, 1ull << 32), 4, mine);
         break;
-      case misuse::heap_exhausted:  // the heaps are 1 MiB
-        dcuda_malloc(gst, dcuda_malloc(gst, 1000).offset + (3u << 20));
+      case misuse::heap_exhausted:  // the heaps are 1 MiB: half of it taken, the rest cannot serve
+        dcuda_malloc(gst, dcuda_malloc(gst, 300u << 10).offset + (600u << 10));
         break;
       case misuse::heap_free_twice: {
         const dcuda_gptr block = dcuda_malloc(gst, 100);
@@ -373,7 +373,7 @@ const expectation misuse_cases[] = {
     {"put_gptr_offset_too_large", misuse::put_gptr_offset_too_large,
      "in dcuda_put_gptr: offset 4294967296 + size 4 exceeds the 256-byte window of target rank 0"},
     {"heap_exhausted", misuse::heap_exhausted,
-     "rank 1 (thread 0) in dcuda_malloc: 3145728 bytes asked for, but the largest free block of "
+     "rank 1 (thread 0) in dcuda_malloc: 614400 bytes asked for, but the largest free block of "
      "this rank's heap of 1048576 bytes is 524288"},
     {"heap_free_twice", misuse::heap_free_twice,
      "in dcuda_free: no allocation starts at the pointer {rank 1, window"},

@@ -1,8 +1,9 @@
 // The rank heaps on one GPU: dcuda_malloc's blocks (sizes, alignment, no overlap, local
 // addresses); put_notify, get and the atomics on other ranks' blocks through the pointers they
 // published; freeing and coalescing back to the whole segment; team-aligned allocation with
-// dcuda_win_allocate (pointers stepping across ranks, the memory given back by dcuda_win_free);
-// and a block that lives from one run of a host context into the next.
+// dcuda_win_allocate (pointers stepping across ranks, the memory given back by dcuda_win_free,
+// by a failed allocation when no window slot is free, and by dcuda_gpu_finish for a window left
+// open); and a block that lives from one run of a host context into the next.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -144,9 +145,25 @@ __device__ void first_run(dcuda_state& gst, heap_data* data, int rank, int size)
     expect(landing[i] == pattern(next, 100 + i), wrong);
   }
   dcuda_win_free(gst, team);  // gives the parts back: the whole segment is free again
+
+  // With every window slot taken (31: the heaps hold the 32nd), dcuda_win_allocate gives
+  // DCUDA_WIN_NONE and a null base, and gives the memory back.
+  dcuda_win taken[31];
+  for (dcuda_win& slot : taken) dcuda_win_create(gst, DCUDA_COMM_DEVICE, nullptr, 0, &slot);
+  void* no_base = part;
+  dcuda_win no_window = team;
+  dcuda_win_allocate(gst, DCUDA_COMM_DEVICE, team_bytes, &no_base, &no_window);
+  expect(no_window == DCUDA_WIN_NONE && no_base == nullptr, wrong);
+  for (const dcuda_win slot : taken) dcuda_win_free(gst, slot);
   const dcuda_gptr again = dcuda_malloc(gst, heap_bytes);
   if (threadIdx.x == 0) expect(again.offset == 0, wrong);
   dcuda_free(gst, again);
+
+  // A team-aligned window the run leaves open: dcuda_gpu_finish gives its parts back (the second
+  // run finds the heap whole but for the kept block).
+  void* left_open = nullptr;
+  dcuda_win open_window = DCUDA_WIN_NONE;
+  dcuda_win_allocate(gst, DCUDA_COMM_DEVICE, team_bytes, &left_open, &open_window);
 
   // A block for the next run.
   const dcuda_gptr kept = dcuda_malloc(gst, kept_bytes);

@@ -54,17 +54,18 @@ __device__ inline void dcuda_free(dcuda_state& gst, dcuda_gptr p) {
 __device__ inline void dcuda_win_allocate(dcuda_state& gst, dcuda_comm comm, int size, void** base,
                                           dcuda_win* win) {
   using namespace dcuda;
-  __shared__ std::uint64_t offset;
+  __shared__ char* part_of_rank;  // thread 0's block, read by every thread after the entry
   constexpr protocol::call call = protocol::call::win_allocate;
   if (threadIdx.x == 0) {
     if (size < 0) {
       device::fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
     }
-    offset = device::heap_allocate(gst, call, static_cast<std::uint64_t>(size));
+    part_of_rank = device::own_heap_segment(gst) +
+                   device::heap_allocate(gst, call, static_cast<std::uint64_t>(size));
   }
   device::enter_rank_call(gst.ctx, call);
-  char* part = device::own_heap_segment(gst) + offset;
-  __syncthreads();  // `offset` free for the next call
+  char* part = part_of_rank;
+  __syncthreads();  // `part_of_rank` free for the next call
   dcuda_win_create(gst, comm, part, size, win);
   if (threadIdx.x == 0) {
     if (*win == DCUDA_WIN_NONE) {

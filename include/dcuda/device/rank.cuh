@@ -11,6 +11,7 @@
 #include "dcuda/detail/device/node_barrier.cuh"
 #include "dcuda/detail/device/communicators.cuh"
 #include "dcuda/detail/device/barriers.cuh"
+#include "dcuda/detail/device/heap_blocks.cuh"
 #include "dcuda/detail/device/rank_start.cuh"
 
 // (rank), every rank; the first dcuda call of the kernel. Initialises `gst`, which must be in
@@ -41,7 +42,10 @@ __device__ inline void dcuda_gpu_finish(dcuda_state& gst) {
   using namespace dcuda;
   device::enter_rank_call(gst.ctx, protocol::call::gpu_finish);
   device::world_barrier(gst, protocol::call::gpu_finish);
-  if (threadIdx.x == 0) device::mark_rank_finished(gst);
+  if (threadIdx.x == 0) {
+    device::release_open_allocated_windows(gst);  // no rank reaches them after the barrier
+    device::mark_rank_finished(gst);
+  }
 }
 
 // Any thread: the device copy of the gpu_data given to dcuda_host_run.

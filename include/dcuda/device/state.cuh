@@ -76,6 +76,11 @@ struct dcuda_state {
   std::uint32_t acks_awaited;       // highest acknowledgement dcuda_win_flush must wait for
   std::uint32_t allocated_windows;  // bit per slot whose memory dcuda_win_allocate took from the
                                     // heap: dcuda_win_free gives it back
+  // This rank's heap (dcuda/device/heap.cuh): its allocator, in this GPU's memory, and its
+  // segment; null without heaps. Kept here so that an allocation starts with no load of the
+  // context.
+  dcuda::protocol::buddy_heap* heap;
+  char* heap_segment;
   std::uint32_t consumed[dcuda::protocol::tag_count];  // notifications consumed per tag
   dcuda_cached_route notify_route_cache;               // the last dcuda_notify's target
   // This rank's rows of ctx->host_notifications and ctx->host_notifications_taken (null without

@@ -1,7 +1,8 @@
 // The machinery of the rank heaps (dcuda/device/heap.cuh, protocol/heap_layout.h): each rank's
 // thread 0 alone allocates from and frees into its own segment, so the allocator needs no
 // atomics. Its bookkeeping lives in this GPU's memory and is read with plain loads: only this
-// thread ever writes it, so whatever its SM's L1 holds of it is current.
+// thread ever writes it, so no load can find a stale line. The allocator reads the nodes it needs
+// in batches whose loads overlap (protocol/buddy_heap.h): each is a round trip to L2.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,7 @@ namespace dcuda::device {
 
 // This rank's segment in this GPU's memory (null without heaps).
 __device__ inline char* own_heap_segment(const dcuda_state& gst) {
-  const dcuda_context* ctx = gst.ctx;
-  if (ctx->heap_order == 0u) return nullptr;
-  return ctx->heap + (static_cast<std::uint64_t>(gst.device_rank) << ctx->heap_order);
+  return gst.heap_segment;
 }
 
 // Thread 0: a block of at least `size` bytes from this rank's heap; its offset in the segment.
@@ -27,20 +26,19 @@ __device__ inline char* own_heap_segment(const dcuda_state& gst) {
 // be a load from memory at every step of the walk.
 __device__ inline std::uint64_t heap_allocate(const dcuda_state& gst, protocol::call call,
                                               std::uint64_t size) {
-  const dcuda_context* ctx = gst.ctx;
-  if (ctx->heap_order == 0u) {
-    fail(ctx, gst.world_rank, call, protocol::error_code::heap_exhausted,
+  protocol::buddy_heap* kept = gst.heap;
+  if (kept == nullptr) {
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::heap_exhausted,
          static_cast<std::int64_t>(size), 0, 0);
   }
-  protocol::buddy_heap& kept = ctx->heaps[gst.device_rank];
-  protocol::buddy_heap heap = kept;
+  protocol::buddy_heap heap = *kept;
   const protocol::buddy_allocation block = heap.allocate(size);
   if (block.status != protocol::buddy_status::ok) {
-    fail(ctx, gst.world_rank, call, protocol::error_code::heap_exhausted,
+    fail(gst.ctx, gst.world_rank, call, protocol::error_code::heap_exhausted,
          static_cast<std::int64_t>(size), static_cast<std::int64_t>(heap.largest_free()),
          static_cast<std::int64_t>(heap.capacity()));
   }
-  kept = heap;
+  *kept = heap;
   return block.offset;
 }
 
@@ -49,21 +47,19 @@ __device__ inline std::uint64_t heap_allocate(const dcuda_state& gst, protocol::
 __device__ inline void heap_release_offset(const dcuda_state& gst, protocol::call call,
                                            dcuda_gptr p, std::uint64_t offset) {
   using protocol::heap_free_refusal;
-  const dcuda_context* ctx = gst.ctx;
   heap_free_refusal why = heap_free_refusal::outside_segment;  // no heaps: nothing to free
-  if (ctx->heap_order != 0u) {
-    protocol::buddy_heap& kept = ctx->heaps[gst.device_rank];
-    protocol::buddy_heap heap = kept;
+  if (protocol::buddy_heap* kept = gst.heap) {
+    protocol::buddy_heap heap = *kept;
     const protocol::buddy_status status = heap.release(offset);
     if (status == protocol::buddy_status::ok) {
-      kept = heap;
+      *kept = heap;
       return;
     }
     why = status == protocol::buddy_status::inside_block      ? heap_free_refusal::inside_block
           : status == protocol::buddy_status::outside_segment ? heap_free_refusal::outside_segment
                                                               : heap_free_refusal::not_allocated;
   }
-  fail(ctx, gst.world_rank, call, protocol::error_code::bad_heap_free, p.unit, p.window,
+  fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_heap_free, p.unit, p.window,
        static_cast<std::int64_t>(p.offset), static_cast<std::int64_t>(why));
 }
 
@@ -80,6 +76,24 @@ __device__ inline void heap_release(const dcuda_state& gst, protocol::call call,
          static_cast<std::int64_t>(protocol::heap_free_refusal::other_rank));
   }
   heap_release_offset(gst, call, p, p.offset);
+}
+
+// Thread 0, at dcuda_gpu_finish, after its world barrier: the parts of the windows
+// dcuda_win_allocate made that the run leaves open go back to the heap. The windows end with the
+// run (a later run refuses their handles); the heap outlives it.
+__device__ inline void release_open_allocated_windows(dcuda_state& gst) {
+  for (std::uint32_t open = gst.allocated_windows; open != 0u; open &= open - 1u) {
+    const int slot = __ffs(static_cast<int>(open)) - 1;
+    const protocol::window_entry& own =
+        gst.windows[protocol::window_index(slot, static_cast<std::uint32_t>(gst.world_rank),
+                                           static_cast<std::uint32_t>(gst.world_size))];
+    const auto offset = own.base - reinterpret_cast<std::uint64_t>(gst.heap_segment);
+    heap_release_offset(
+        gst, protocol::call::gpu_finish,
+        dcuda_gptr{gst.world_rank, protocol::encode_window(slot, gst.generation[slot]), offset},
+        offset);
+  }
+  gst.allocated_windows = 0;
 }
 
 }  // namespace dcuda::device

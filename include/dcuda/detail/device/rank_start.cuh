@@ -47,8 +47,13 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
     constexpr std::uint32_t heap_bit = 1u << protocol::heap_slot;
     gst.windows_in_use = heap_bit;
     gst.world_windows = heap_bit;
-    gst.ring_windows = dcuda->heap_order != 0u ? heap_bit : 0u;
+    gst.ring_windows = dcuda->heap_order != 0u ? heap_bit : 0u;  // records land in the heaps
     gst.allocated_windows = 0;
+    const bool heaps = dcuda->heap_order != 0u;
+    gst.heap = heaps ? dcuda->heaps + blockIdx.x : nullptr;
+    gst.heap_segment =
+        heaps ? dcuda->heap + (static_cast<std::uint64_t>(blockIdx.x) << dcuda->heap_order)
+              : nullptr;
     // Both route caches start empty, every field set: should a call with a target argument of
     // -1 match the empty cache before its checks run, it finds the local route, which takes no
     // ticket (notify_path.cuh, plan_notify).
@@ -98,8 +103,12 @@ __device__ inline void start_rank_state(dcuda_context* dcuda, dcuda_state& gst, 
   // Generations start where this run's do (dcuda_context::first_window_generation), so that a
   // handle kept from an earlier run is refused rather than taken for this run's window.
   for (int i = static_cast<int>(threadIdx.x); i < protocol::max_windows; i += blockDim.x) {
+    // Without heaps the slot stays reserved with no generation: DCUDA_WIN_HEAP is then refused
+    // as a window this rank does not hold.
     const bool heap = i == protocol::heap_slot;
-    gst.generation[i] = heap ? protocol::heap_generation : dcuda->first_window_generation;
+    gst.generation[i] = !heap                     ? dcuda->first_window_generation
+                        : dcuda->heap_order != 0u ? protocol::heap_generation
+                                                  : 0u;
     gst.ring_window[i] = {0, 0, 0};
     if (heap && dcuda->heap_order != 0u) {
       const std::uint64_t segment = std::uint64_t{1} << dcuda->heap_order;
