@@ -1,8 +1,7 @@
 // The machinery of the rank heaps (dcuda/device/heap.cuh, protocol/heap_layout.h): each rank's
 // thread 0 alone allocates from and frees into its own segment, so the allocator needs no
 // atomics. Its bookkeeping lives in this GPU's memory and is read with plain loads: only this
-// thread ever writes it, so no load can find a stale line. The allocator reads the nodes it needs
-// in batches whose loads overlap (protocol/buddy_heap.h): each is a round trip to L2.
+// thread ever writes it, so no load can find a stale line.
 #pragma once
 
 #include <cstdint>

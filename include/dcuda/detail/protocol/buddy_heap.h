@@ -10,10 +10,8 @@
 // node's subtree, counted from the smallest (1: one smallest block; 0: nothing free). Allocation
 // walks down from the root, freeing walks up from the block's first smallest block, both in
 // max_order - min_order steps. The nodes live wherever the caller puts them (host or device
-// memory); the heap is not thread-safe: its owner serialises the calls. In device memory each
-// read of a node is a round trip to L2, so the walks read nodes in batches whose addresses are
-// known beforehand: an allocation the next `lookahead` levels at once, a free every node on its
-// way up and their siblings at once; the way back up then only stores.
+// memory); the heap is not thread-safe: its owner serialises the calls. (Reading the nodes in
+// batches, several levels per load round trip, measured slower on the GPU: docs/design.md.)
 //
 // Invariant: below a node that is wholly free or allocated as one block, every node holds its
 // wholly-free value. So the first node on the way up from an allocation's first smallest block
@@ -55,10 +53,6 @@ DCUDA_HD constexpr int buddy_order_of(std::uint64_t bytes) {
 
 class buddy_heap {
  public:
-  static constexpr int max_levels = 31;  // of the tree: max_order - min_order + 1
-  // Levels of the tree one step of an allocation's walk reads at once (30 nodes).
-  static constexpr int lookahead = 4;
-
   // Blocks of 2^min_order to 2^max_order bytes (0 <= min_order <= max_order < 64, at most 31
   // levels); `nodes` holds buddy_node_bytes(min_order, max_order) bytes. The whole segment free.
   DCUDA_HD buddy_heap(std::uint8_t* nodes, int min_order, int max_order)
@@ -103,36 +97,19 @@ class buddy_heap {
     if (order > max_order_) return {buddy_status::too_large, 0, 0};
     const auto wanted = static_cast<std::uint8_t>(order - min_order_ + 1);
     if (node(1) < wanted) return {buddy_status::exhausted, 0, 0};
-    const int target = levels() - wanted;  // the depth of blocks of the order
-    // The sibling of the path's node at each depth, read on the way down, so that the way back
-    // up needs no load.
-    std::uint8_t beside[max_levels];
     std::uint64_t n = 1;
     int depth = 0;
-    while (depth < target) {
-      // The next `lookahead` levels below n, read at once: level k below n is the 2^k bytes
-      // from n * 2^k, whose addresses depend on n alone, so that the loads overlap (in device
-      // memory each is a round trip to L2: the walk's stores leave no line of it in L1). Past the
-      // last level, node() wraps them into the tree; they are never looked at.
-      std::uint8_t below[(2 << lookahead) - 2];
-      for (int k = 1; k <= lookahead; ++k) {
-        for (int i = 0; i < (1 << k); ++i) below[(1 << k) - 2 + i] = node((n << k) + i);
-      }
-      // Down through them. Of two children that both fit, the one whose largest free block is
-      // smaller: the large free blocks stay whole for large requests.
-      const std::uint64_t top = n;
-      for (int k = 1; k <= lookahead && depth < target; ++k) {
-        const std::uint64_t pair = 2 * n - (top << k);  // the children's place in level k
-        const std::uint8_t left = below[(1 << k) - 2 + pair];
-        const std::uint8_t right = below[(1 << k) - 1 + pair];
-        const bool take_left = left >= wanted && (right < wanted || left <= right);
-        n = 2 * n + (take_left ? 0 : 1);
-        ++depth;
-        beside[depth] = take_left ? right : left;
-      }
+    // Down to the depth of blocks of the order. Of two children that both fit, the one whose
+    // largest free block is smaller: the large free blocks stay whole for large requests.
+    while (whole(depth) != wanted) {
+      const std::uint8_t left = node(2 * n);
+      const std::uint8_t right = node(2 * n + 1);
+      const bool take_left = left >= wanted && (right < wanted || left <= right);
+      n = 2 * n + (take_left ? 0 : 1);
+      ++depth;
     }
     node(n) = 0;
-    settle_path(n, depth, 0, beside);
+    settle_above(n, depth);
     const std::uint64_t block = std::uint64_t{1} << order;
     in_use_ += block;
     ++allocations_;
@@ -142,26 +119,17 @@ class buddy_heap {
   // Frees the allocation that starts at `offset`; `freed` (when given) gets its size.
   DCUDA_HD buddy_status release(std::uint64_t offset, std::uint64_t* freed = nullptr) {
     if (offset >= capacity()) return buddy_status::outside_segment;
-    const int deepest = levels() - 1;
-    const std::uint64_t leaf = (std::uint64_t{1} << deepest) + (offset >> min_order_);
-    // Every node on the way from the offset's smallest block up, and each one's sibling, read at
-    // once: their addresses depend on the offset alone.
-    std::uint8_t on_path[max_levels];
-    std::uint8_t beside[max_levels];
-    for (int depth = 0; depth < max_levels; ++depth) {
-      const int up = deepest - depth < 0 ? 0 : deepest - depth;
-      on_path[depth] = node(leaf >> up);
-      beside[depth] = node((leaf >> up) ^ 1u);
+    int depth = levels() - 1;
+    std::uint64_t n = (std::uint64_t{1} << depth) + (offset >> min_order_);
+    while (n >= 1 && node(n) != 0) {
+      n /= 2;
+      --depth;
     }
-    // The allocation is the first node on the way up that holds 0 (the invariant above).
-    int depth = deepest;
-    while (depth >= 0 && on_path[depth] != 0) --depth;
-    if (depth < 0) return buddy_status::not_allocated;
-    const std::uint64_t n = leaf >> (deepest - depth);
+    if (n == 0) return buddy_status::not_allocated;
     const int order = max_order_ - depth;
     if (((n - (std::uint64_t{1} << depth)) << order) != offset) return buddy_status::inside_block;
     node(n) = whole(depth);
-    settle_path(n, depth, whole(depth), beside);
+    settle_above(n, depth);
     const std::uint64_t block = std::uint64_t{1} << order;
     in_use_ -= block;
     --allocations_;
@@ -179,19 +147,18 @@ class buddy_heap {
   DCUDA_HD std::uint8_t whole(int depth) const {
     return static_cast<std::uint8_t>(levels() - depth);
   }
-  // Every ancestor of node n (at `depth`, now holding `value`) again from its children: wholly
-  // free when both are, the larger of their largest free blocks otherwise. `beside[d]` holds the
-  // sibling of the path's node at depth d, which this change leaves as it was: stores only.
-  DCUDA_HD void settle_path(std::uint64_t n, int depth, std::uint8_t value,
-                            const std::uint8_t* beside) {
-    for (int d = depth; d > 0; --d) {
-      const std::uint8_t other = beside[d];
-      const std::uint8_t child_whole = whole(d);
-      value = value == child_whole && other == child_whole ? whole(d - 1)
-              : value > other                              ? value
-                                                           : other;
+  // Every ancestor of node n (at `depth`) again from its children: wholly free when both are,
+  // the larger of their largest free blocks otherwise.
+  DCUDA_HD void settle_above(std::uint64_t n, int depth) {
+    while (n > 1) {
+      const std::uint8_t left = node(n & ~std::uint64_t{1});
+      const std::uint8_t right = node(n | 1u);
       n /= 2;
-      node(n) = value;
+      --depth;
+      const std::uint8_t child_whole = whole(depth + 1);
+      node(n) = left == child_whole && right == child_whole ? whole(depth)
+                : left > right                              ? left
+                                                            : right;
     }
   }
 
