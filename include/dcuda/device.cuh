@@ -31,7 +31,8 @@
                                            //   dcuda_atomic_fetch_add, _compare_swap, _swap;
                                            // (thread 0) their _thread forms (extension)
 #include "dcuda/device/heap.cuh"  // (rank) dcuda_malloc, dcuda_free, dcuda_win_allocate (extension)
-#include "dcuda/device/log.cuh"   // dcuda_log, dcuda_log_get, dcuda_log_get_thread (extension)
+#include "dcuda/device/array.cuh"  // dcuda::array, dcuda::copy (extension)
+#include "dcuda/device/log.cuh"    // dcuda_log, dcuda_log_get, dcuda_log_get_thread (extension)
 #include "dcuda/device/thread_calls.cuh"  // (thread 0) dcuda_put_thread, dcuda_put_notify_thread,
                                           //   dcuda_notify_thread, dcuda_test_notifications_thread,
                                           //   dcuda_wait_notifications_thread (extension)

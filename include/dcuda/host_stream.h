@@ -1,6 +1,6 @@
 // dcuda's host-initiated, stream-ordered operations (extension, not in the thesis): host windows,
-// and put, put_notify, notify, flush, barrier and a notification wait issued by the host on a
-// CUDA stream. docs/api.md "Host windows and stream-ordered operations (extensions)" describes
+// and put, put_notify, notify, get, flush, barrier and a notification wait issued by the host on
+// a CUDA stream. docs/api.md "Host windows and stream-ordered operations (extensions)" describes
 // each call.
 //
 // Each ..._on_stream call returns at once, without waiting for the GPU: the operation runs after
@@ -61,6 +61,15 @@ void dcuda_put_notify_on_stream(dcuda_host_context_handle ctx, dcuda_win win, in
 // One notification of `tag` at `rank`, without data; ordered after the stream's earlier puts.
 void dcuda_notify_on_stream(dcuda_host_context_handle ctx, dcuda_win win, int rank, int tag,
                             struct CUstream_st* stream);
+
+// Copies `size` bytes from `offset` in the window of `rank`'s process to `destination` (device
+// memory of this GPU, or pinned host memory; pageable host memory makes the call return only
+// once the copy is done, as cudaMemcpyAsync does). The copy reads the window when the stream
+// reaches it: after a stream wait, it sees the bytes whose notifications the wait consumed. The
+// target is this process or a process of the node reached by the peer path; a process reached
+// only through the network is refused with an error that names it.
+void dcuda_get_on_stream(dcuda_host_context_handle ctx, dcuda_win win, int rank, size_t offset,
+                         size_t size, void* destination, struct CUstream_st* stream);
 
 // The puts issued before it on `stream` to `win` are complete (their bytes in the target windows)
 // before the work queued after it starts.

@@ -230,6 +230,19 @@ std::string describe_error(const protocol::error_report& report,
     case error_code::bad_heap_free:
       text << describe_heap_free_refusal(v);
       break;
+    case error_code::bad_distribution:
+      if (v[0] > 0 && v[1] > 0) {
+        text << "the distribution is for " << v[0] << " ranks, but the array's communicator has "
+             << v[2];
+        break;
+      }
+      text << "the distribution deals to " << v[0] << " ranks in blocks of " << v[1]
+           << " elements; it needs at least one rank and blocks of at least one element";
+      break;
+    case error_code::array_index_outside:
+      text << "elements [" << v[0] << ", " << v[0] << " + " << v[1] << ") are outside the array of "
+           << v[2] << " elements";
+      break;
     default:
       text << "error code " << report.code;
       break;

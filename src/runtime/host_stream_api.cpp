@@ -59,6 +59,15 @@ void dcuda_notify_on_stream(dcuda_host_context_handle ctx, dcuda_win win, int ra
   });
 }
 
+void dcuda_get_on_stream(dcuda_host_context_handle ctx, dcuda_win win, int rank, size_t offset,
+                         size_t size, void* destination, struct CUstream_st* stream) {
+  constexpr const char* call = "dcuda_get_on_stream";
+  guarded(call, [&] {
+    live_context(call, ctx).started_stream_operations(call).get(call, win, rank, offset, size,
+                                                                destination, stream);
+  });
+}
+
 void dcuda_win_flush_on_stream(dcuda_host_context_handle ctx, dcuda_win win,
                                struct CUstream_st* stream) {
   constexpr const char* call = "dcuda_win_flush_on_stream";

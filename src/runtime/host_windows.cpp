@@ -82,6 +82,14 @@ void check_window_target(const char* call, int handle, const host_window& window
   refuse(DCUDA_ERROR_INVALID_ARGUMENT, call, text.str());
 }
 
+void check_get_source(const char* call, int rank, int process, bool mapped) {
+  if (mapped) return;
+  refuse(DCUDA_ERROR_INVALID_STATE, call,
+         "target rank " + std::to_string(rank) + " (process " + std::to_string(process) +
+             ") is reached only through the network; a get reads this process's window or that "
+             "of a process of the node on the peer path");
+}
+
 void check_stream_tag(const char* call, int rank, int tag) {
   if (tag >= 0 && tag < protocol::tag_count) return;
   refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,

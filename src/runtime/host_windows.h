@@ -63,6 +63,11 @@ void check_target_rank(const char* call, int rank, int world_size);
 void check_window_target(const char* call, int handle, const host_window& window, int rank,
                          int process, bool reachable, std::size_t offset, std::size_t size);
 
+// Checks that a get from `rank` (of process `process`) reads memory this process has mapped
+// (`mapped`: this process, or a peer reached by the peer path); a process reached only through
+// the network has none to read.
+void check_get_source(const char* call, int rank, int process, bool mapped);
+
 // Checks a notification's tag (0..255) and, for waits, its count (>= 0).
 void check_stream_tag(const char* call, int rank, int tag);
 void check_stream_count(const char* call, int rank, int count);

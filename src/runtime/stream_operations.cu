@@ -466,6 +466,24 @@ void stream_operations::notify(const char* call, int handle, int rank, int tag,
   put(call, handle, rank, 0, 0, nullptr, tag, stream);
 }
 
+void stream_operations::get(const char* call, int handle, int rank, std::size_t offset,
+                            std::size_t size, void* destination, cudaStream_t stream) {
+  const host_window& window = windows_.find(call, handle);
+  const int process = target_process(call, rank);
+  check_get_source(call, rank, process,
+                   process_counters_[static_cast<std::size_t>(process)] != nullptr);
+  check_window_target(call, handle, window, rank, process, true, offset, size);
+  if (size > 0 && destination == nullptr) {
+    refuse(DCUDA_ERROR_INVALID_ARGUMENT, call,
+           "destination is NULL for " + std::to_string(size) + " bytes from rank " +
+               std::to_string(rank));
+  }
+  check_stream(call, stream);
+  if (size == 0) return;
+  const char* source = window.bases[static_cast<std::size_t>(process)] + offset;
+  DCUDA_CUDA_CHECK(cudaMemcpyAsync(destination, source, size, cudaMemcpyDefault, stream));
+}
+
 void stream_operations::flush(const char* call, int handle, cudaStream_t stream) {
   windows_.find(call, handle);
   // A put is complete when its copy is, and the stream runs its later work after that: stream

@@ -2,6 +2,8 @@
 // need no host thread: within this process's GPU and to the processes of its node that it reaches
 // by the peer path (CUDA IPC). Each operation becomes work on the caller's stream:
 //   put            a copy by the copy engines, into the target's window as mapped here;
+//   get            a copy by the copy engines, from the target's window as mapped here (the
+//                  peers only: through the network there is nothing mapped to read);
 //   notification   a one-thread kernel that adds 1 to the target rank's counter of the tag;
 //   put_notify     one kernel that copies the bytes with stores and then counts, below
 //                  DCUDA_STREAM_COPY_ENGINE_FROM bytes from memory this GPU reads: one launch
@@ -106,6 +108,10 @@ class stream_operations {
   void put(const char* call, int handle, int rank, std::size_t offset, std::size_t size,
            const void* source, std::optional<int> tag, cudaStream_t stream);
   void notify(const char* call, int handle, int rank, int tag, cudaStream_t stream);
+  // A copy by the copy engines from the target's window as mapped here (this process and the
+  // peers only).
+  void get(const char* call, int handle, int rank, std::size_t offset, std::size_t size,
+           void* destination, cudaStream_t stream);
   void flush(const char* call, int handle, cudaStream_t stream);
   void wait(const char* call, int rank, int tag, int count, cudaStream_t stream);
   void barrier(const char* call, cudaStream_t stream);

@@ -1,5 +1,6 @@
 // The buddy allocator (protocol/buddy_heap.h): exhaustion, coalescing, fragmentation, the
-// refusals of bad frees, and random sequences against a model that tracks every smallest block.
+// refusals of bad frees, and random sequences against a model that tracks every smallest block
+// and against bookkeeping built from scratch.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -47,6 +48,42 @@ struct model {
   }
   std::vector<bool> taken;
 };
+
+// The bookkeeping the heap must hold, built from scratch: an allocated block's node holds 0 and
+// the nodes below it their wholly free values; every other node the largest free order below it.
+std::vector<std::uint8_t> expected_nodes(int min_order, int max_order,
+                                         const std::vector<buddy_allocation>& live) {
+  const int levels = max_order - min_order + 1;
+  std::vector<std::uint8_t> nodes(dcuda::protocol::buddy_node_bytes(min_order, max_order), 0);
+  std::vector<bool> allocated(nodes.size(), false);
+  for (const buddy_allocation& a : live) {
+    const int depth = max_order - dcuda::protocol::buddy_order_of(a.bytes);
+    allocated[(std::uint64_t{1} << depth) + (a.offset / a.bytes)] = true;
+  }
+  for (int depth = levels - 1; depth >= 0; --depth) {
+    const auto whole = static_cast<std::uint8_t>(levels - depth);
+    for (std::uint64_t n = std::uint64_t{1} << depth; n < std::uint64_t{2} << depth; ++n) {
+      std::uint8_t value = whole;
+      if (depth < levels - 1) {
+        const std::uint8_t left = nodes[2 * n];
+        const std::uint8_t right = nodes[2 * n + 1];
+        value = left == whole - 1 && right == whole - 1 ? whole : std::max(left, right);
+      }
+      nodes[n] = allocated[n] ? 0 : value;
+    }
+  }
+  for (const buddy_allocation& a : live) {  // below an allocation: wholly free values
+    const int depth = max_order - dcuda::protocol::buddy_order_of(a.bytes);
+    for (int below = depth + 1; below < levels; ++below) {
+      const std::uint64_t span = std::uint64_t{1} << (below - depth);
+      const std::uint64_t first = ((std::uint64_t{1} << depth) + a.offset / a.bytes) * span;
+      for (std::uint64_t n = first; n < first + span; ++n) {
+        nodes[n] = static_cast<std::uint8_t>(levels - below);
+      }
+    }
+  }
+  return nodes;
+}
 
 }  // namespace
 
@@ -181,6 +218,9 @@ DCUDA_TEST(buddy_heap_random_sequences_match_the_model) {
       }
       DCUDA_CHECK_EQ(h.heap.largest_free(), m.largest_free() << min_order);
       DCUDA_CHECK_EQ(h.heap.allocations(), live.size());
+      // Every node, not only the root: a walk that stopped too early or wrote a stale value shows
+      // here before it misplaces a block.
+      DCUDA_CHECK(h.nodes == expected_nodes(min_order, max_order, live));
     }
     for (const buddy_allocation& a : live)
       DCUDA_CHECK(h.heap.release(a.offset) == buddy_status::ok);
@@ -226,16 +266,29 @@ DCUDA_TEST(heap_order_rounds_up_and_refuses_beyond_the_largest_segment) {
   DCUDA_CHECK_EQ(heap_order_for(std::uint64_t{1} << 20), 20);
   DCUDA_CHECK_EQ(heap_order_for(std::uint64_t{1} << 30), 30);
   DCUDA_CHECK_EQ(heap_order_for((std::uint64_t{1} << 30) + 1), -1);
+  DCUDA_CHECK_EQ(heap_order_for(~std::uint64_t{0}), -1);
+  // The order of a size, at the ends of its range.
+  using dcuda::protocol::buddy_order_of;
+  DCUDA_CHECK_EQ(buddy_order_of(0), 0);
+  DCUDA_CHECK_EQ(buddy_order_of(1), 0);
+  DCUDA_CHECK_EQ(buddy_order_of(2), 1);
+  DCUDA_CHECK_EQ(buddy_order_of(3), 2);
+  for (int order = 2; order < 64; ++order) {
+    DCUDA_CHECK_EQ(buddy_order_of(std::uint64_t{1} << order), order);
+    DCUDA_CHECK_EQ(buddy_order_of((std::uint64_t{1} << order) - 1), order);
+    DCUDA_CHECK_EQ(buddy_order_of((std::uint64_t{1} << order) + 1), order + 1);
+  }
+  DCUDA_CHECK_EQ(buddy_order_of(~std::uint64_t{0}), 64);
   // The heaps' window handle is well formed and names the reserved slot.
   DCUDA_CHECK(dcuda::protocol::window_handle_well_formed(dcuda::protocol::heap_window));
   DCUDA_CHECK_EQ(dcuda::protocol::window_slot(dcuda::protocol::heap_window),
                  dcuda::protocol::heap_slot);
 }
 
-// A heap as deep as the largest segment allows (1 GiB of 256-byte blocks: 23 levels), where the
-// walks take six batches down and every node of 23 levels up: smallest blocks handed out side by
-// side, a block of every order up to a quarter of the segment, every one freed, and the whole
-// segment one block again.
+// A heap as deep as the largest segment allows (1 GiB of 256-byte blocks: 23 levels), where an
+// allocation keeps 22 siblings on its way down and a free reads its way up in six batches:
+// smallest blocks handed out side by side, a block of every order up to a quarter of the segment,
+// every one freed, and the whole segment one block again.
 DCUDA_TEST(buddy_heap_of_the_largest_segment_splits_and_merges_through_every_level) {
   constexpr int min_order = dcuda::protocol::heap_min_order;
   constexpr int max_order = dcuda::protocol::heap_max_order;

@@ -106,6 +106,10 @@ DCUDA_TEST(stream_operation_targets_are_checked_against_the_target_processes_win
   DCUDA_CHECK(contains(error_of([&] { dcuda::runtime::check_stream_count("wait", 3, -2); }),
                        "wait: count -2 (rank 3) is negative"));
   DCUDA_CHECK(error_of([&] { dcuda::runtime::check_stream_count("wait", 3, 0); }).empty());
+  DCUDA_CHECK(error_of([&] { dcuda::runtime::check_get_source("get", 4, 1, true); }).empty());
+  DCUDA_CHECK(contains(
+      error_of([&] { dcuda::runtime::check_get_source("dcuda_get_on_stream", 4, 1, false); }),
+      "dcuda_get_on_stream: target rank 4 (process 1) is reached only through the network"));
 }
 
 DCUDA_TEST(wait_thresholds_add_up_per_rank_and_tag_and_wrap_like_the_counters) {

@@ -365,8 +365,35 @@ DCUDA_TEST(error_reports_name_rank_call_and_value) {
   for (int c = 0; c < static_cast<int>(protocol::call::count_); ++c) {
     const auto call = static_cast<protocol::call>(c);
     if (call == protocol::call::ring_poll) continue;  // not a call of the API
-    DCUDA_CHECK(contains(protocol::call_name(call), "dcuda_"));
+    const std::string name = protocol::call_name(call);
+    DCUDA_CHECK(name.rfind("dcuda_", 0) == 0 || name.rfind("dcuda::", 0) == 0);
   }
+}
+
+// The distributed arrays' errors name the index or range and the array's size, or what is wrong
+// with the distribution.
+DCUDA_TEST(array_errors_name_the_index_and_the_size_or_the_distribution) {
+  protocol::error_report report{};
+  report.rank = 3;
+  report.call_id = static_cast<std::uint16_t>(protocol::call::array_get);
+  report.code = static_cast<std::uint16_t>(protocol::error_code::array_index_outside);
+  report.values[0] = 100;
+  report.values[1] = 1;
+  report.values[2] = 100;
+  DCUDA_CHECK(contains(runtime::describe_error(report),
+                       "rank 3 (thread 0) in dcuda::array::get: elements [100, 100 + 1) are "
+                       "outside the array of 100 elements"));
+  report.call_id = static_cast<std::uint16_t>(protocol::call::array_allocate);
+  report.code = static_cast<std::uint16_t>(protocol::error_code::bad_distribution);
+  report.values[0] = 7;
+  report.values[1] = 15;
+  report.values[2] = 6;
+  DCUDA_CHECK(contains(runtime::describe_error(report),
+                       "in dcuda::array::allocate: the distribution is for 7 ranks, but the "
+                       "array's communicator has 6"));
+  report.values[1] = 0;
+  DCUDA_CHECK(contains(runtime::describe_error(report),
+                       "the distribution deals to 7 ranks in blocks of 0 elements"));
 }
 
 // The heaps' errors name the sizes, the pointer and, for a refused free, why.

@@ -58,6 +58,8 @@ enum class misuse : int {
   heap_free_inside,
   heap_free_window,
   heap_none,
+  array_bad_distribution,
+  array_index_outside,
   // Window misuses, with a kernel of their own (window_misuse_kernel):
   double_win_free,
   get_after_free,
@@ -85,6 +87,11 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
   // that differs.
   const int window_bytes = data->what == misuse::gptr_add_uneven && rank == 2 ? 128 : 256;
   dcuda_win_create(gst, DCUDA_COMM_DEVICE, data->buffer + 64 * rank, window_bytes, &win);
+  if (data->what == misuse::array_index_outside) {  // every rank allocates; rank 1 reads past it
+    auto numbers = dcuda::array<int>::allocate(gst, DCUDA_COMM_DEVICE,
+                                               dcuda::distribution::blocked(100, size));
+    if (rank == 1) numbers.get(gst, 100);
+  }
   if (rank == 1) {  // rank 1 misbehaves; rank 0 waits for it
     int* mine = data->buffer + 64 * rank;
     switch (data->what) {
@@ -197,6 +204,10 @@ __global__ void misuse_kernel(dcuda_context_handle dcuda) {
         break;
       case misuse::heap_none:  // run with --dcuda-heap-bytes=0
         dcuda_malloc(gst, 8);
+        break;
+      case misuse::array_bad_distribution:  // one rank too many
+        dcuda::array<int>::allocate(gst, DCUDA_COMM_DEVICE,
+                                    dcuda::distribution::blocked(100, size + 1));
         break;
       default:  // the window misuses have kernels of their own
         break;
@@ -386,6 +397,11 @@ const expectation misuse_cases[] = {
      "in dcuda_win_free: window 2147483423 is the heaps' window"},
     {"heap_none", misuse::heap_none,
      "in dcuda_malloc: no rank has a heap (DCUDA_HEAP_BYTES is 0); 8 bytes were asked for"},
+    {"array_bad_distribution", misuse::array_bad_distribution,
+     "rank 1 (thread 0) in dcuda::array::allocate: the distribution is for"},
+    {"array_index_outside", misuse::array_index_outside,
+     "rank 1 (thread 0) in dcuda::array::get: elements [100, 100 + 1) are outside the array of "
+     "100 elements"},
     {"double_win_free", misuse::double_win_free, "in dcuda_win_free: window handle"},
     {"get_after_free", misuse::get_after_free, "in dcuda_get: window handle"},
     {"get_win_none_after_free", misuse::get_win_none_after_free,
@@ -464,6 +480,8 @@ MISUSE_CASE(heap_free_other_rank)
 MISUSE_CASE(heap_free_inside)
 MISUSE_CASE(heap_free_window)
 MISUSE_CASE(heap_none)
+MISUSE_CASE(array_bad_distribution)
+MISUSE_CASE(array_index_outside)
 MISUSE_CASE(double_win_free)
 MISUSE_CASE(get_after_free)
 MISUSE_CASE(get_win_none_after_free)

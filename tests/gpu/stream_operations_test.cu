@@ -1,6 +1,7 @@
 // Host windows and the stream-ordered operations of dcuda/host_stream.h on one GPU: the bytes and
-// counts that arrive, the order against kernels of the same stream, completion in the order the
-// streams get there (not the order of the calls), and the errors, the watchdog's included.
+// counts that arrive, the bytes gets read, the order against kernels of the same stream, completion
+// in the order the streams get there (not the order of the calls), and the errors, the watchdog's
+// included.
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -138,6 +139,50 @@ DCUDA_TEST(stream_ordered_puts_land_between_the_kernels_of_their_stream) {
   count_wrong_kernel<<<64, 256, 0, held.stream>>>(job.window.data + 100, 3000, 40, job.wrong.data);
   GPU_CHECK(cudaStreamSynchronize(held.stream));
   DCUDA_CHECK_EQ(read_back(job.wrong.data), 0);
+}
+
+// A get reads the window when its stream reaches it: after the kernel of the stream that wrote
+// the bytes, and after a stream wait, the put whose notification the wait consumed; it writes
+// its bytes and no byte beyond.
+DCUDA_TEST(stream_ordered_gets_read_the_window_when_their_stream_reaches_them) {
+  require_gpu();
+  constexpr int window_bytes = 1 << 20;
+  const window_job job(window_bytes);
+  stream_holder reader;
+  stream_holder writer;
+  const int me = job.info.rank_start;
+  device_buffer<unsigned char> copied(window_bytes);
+  constexpr unsigned char untouched = 0xee;
+  int round = 0;
+  for (int size : {1, 8, 4096, 65536, window_bytes - 4096}) {
+    const int offset = size == window_bytes - 4096 ? 4096 : 4096 - size % 4096;
+    GPU_CHECK(cudaMemsetAsync(copied.data, untouched, window_bytes, reader.stream));
+    fill_kernel<<<64, 256, 0, reader.stream>>>(job.window.data + offset, size, round);
+    dcuda_get_on_stream(job.context, job.win, me + 2, offset, size, copied.data, reader.stream);
+    count_wrong_kernel<<<64, 256, 0, reader.stream>>>(copied.data, size, round, job.wrong.data);
+    GPU_CHECK(cudaStreamSynchronize(reader.stream));
+    unsigned char after = 0;
+    GPU_CHECK(cudaMemcpy(&after, copied.data + size, 1, cudaMemcpyDeviceToHost));
+    DCUDA_CHECK_EQ(static_cast<int>(after), static_cast<int>(untouched));
+    ++round;
+  }
+  DCUDA_CHECK_EQ(read_back(job.wrong.data), 0);
+  // The get waits behind the stream's wait until another stream's put_notify has landed.
+  constexpr int size = 65536;
+  fill_kernel<<<64, 256, 0, reader.stream>>>(job.window.data, size, 70);  // what an early get sees
+  GPU_CHECK(cudaStreamSynchronize(reader.stream));
+  dcuda_wait_notifications_on_stream(job.context, me, 9, 1, reader.stream);
+  dcuda_get_on_stream(job.context, job.win, me, 0, size, copied.data, reader.stream);
+  count_wrong_kernel<<<64, 256, 0, reader.stream>>>(copied.data, size, 71, job.wrong.data);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  DCUDA_CHECK(cudaStreamQuery(reader.stream) == cudaErrorNotReady);
+  fill_kernel<<<64, 256, 0, writer.stream>>>(job.source.data, size, 71);
+  dcuda_put_notify_on_stream(job.context, job.win, me, 0, size, job.source.data, 9, writer.stream);
+  GPU_CHECK(cudaStreamSynchronize(reader.stream));
+  DCUDA_CHECK_EQ(read_back(job.wrong.data), 0);
+  // Nothing to copy: queued and checked, nothing written.
+  dcuda_get_on_stream(job.context, job.win, me, window_bytes, 0, nullptr, reader.stream);
+  GPU_CHECK(cudaStreamSynchronize(reader.stream));
 }
 
 // dcuda's stream kernels may start before the kernel ahead of them ends: they must still read
@@ -654,6 +699,18 @@ DCUDA_CHILD(stream_put_outside_window) {
                       setup.stream);
 }
 
+DCUDA_CHILD(stream_get_outside_window) {
+  error_setup setup;
+  dcuda_get_on_stream(setup.context, setup.win, setup.info.rank_start + 2, 250, 7, setup.window,
+                      setup.stream);
+}
+
+DCUDA_CHILD(stream_get_into_null) {
+  error_setup setup;
+  dcuda_get_on_stream(setup.context, setup.win, setup.info.rank_start, 0, 16, nullptr,
+                      setup.stream);
+}
+
 DCUDA_CHILD(stream_put_to_freed_window) {
   error_setup setup;
   dcuda_host_win_free(setup.context, setup.win);
@@ -774,6 +831,10 @@ DCUDA_TEST(stream_operations_refuse_bad_arguments_with_the_call_and_value) {
       {"stream_put_outside_window",
        "dcuda: error: dcuda_put_on_stream: bytes [200, 200 + 57) are outside window"},
       {"stream_put_to_freed_window", "dcuda: error: dcuda_put_notify_on_stream: window"},
+      {"stream_get_outside_window",
+       "dcuda: error: dcuda_get_on_stream: bytes [250, 250 + 7) are outside window"},
+      {"stream_get_into_null",
+       "dcuda: error: dcuda_get_on_stream: destination is NULL for 16 bytes from rank"},
       {"stream_notify_bad_tag", "dcuda: error: dcuda_notify_on_stream: tag 300 (rank"},
       {"stream_notify_bad_rank", "dcuda: error: dcuda_notify_on_stream: target rank"},
       {"stream_wait_before_any_window",

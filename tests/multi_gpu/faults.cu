@@ -20,6 +20,8 @@
 //   stream_put_through_network  process 0 puts on its stream past the end of the last rank's
 //                         window, which the network path reaches (DCUDA_FORCE_NETWORK=1): refused
 //                         by the sender
+//   stream_get_through_network  process 0 gets on its stream from the last rank's window, which
+//                         the network path reaches (DCUDA_FORCE_NETWORK=1): refused, naming it
 //   mismatched_host_collective  process 0 frees a host window while the others create one
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -135,7 +137,10 @@ __global__ void fault_kernel(dcuda_context_handle dcuda) {
 
 // The host-stream scenarios; true when `name` is one of them.
 bool run_stream_scenario(const std::string& name, dcuda_host_context_handle context, int process) {
-  if (name != "stream_put_through_network" && name != "mismatched_host_collective") return false;
+  if (name != "stream_put_through_network" && name != "stream_get_through_network" &&
+      name != "mismatched_host_collective") {
+    return false;
+  }
   dcuda_rank_info info{};
   dcuda_host_get_rank_info(context, &info);
   void* memory = nullptr;
@@ -145,6 +150,10 @@ bool run_stream_scenario(const std::string& name, dcuda_host_context_handle cont
   if (name == "stream_put_through_network") {
     if (process == 0) {
       dcuda_put_on_stream(context, win, info.rank_count - 1, 4092, 8, memory, nullptr);
+    }
+  } else if (name == "stream_get_through_network") {
+    if (process == 0) {
+      dcuda_get_on_stream(context, win, info.rank_count - 1, 0, 8, memory, nullptr);
     }
   } else if (process == 0) {
     dcuda_host_win_free(context, win);

@@ -3,10 +3,13 @@
 // network path forced (DCUDA_FORCE_NETWORK=1): every process puts to every other on its stream,
 // each byte checked where it lands by a kernel of the target's stream after its wait; a put whose
 // stream is ready goes while another stream is held; ranks put into other processes' host windows
-// for their streams and their ranks to wait on; the stream barrier orders plain puts.
+// for their streams and their ranks to wait on; the stream barrier orders plain puts; gets read
+// every process's window on the node.
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "dcuda/device.cuh"
@@ -514,6 +517,36 @@ DCUDA_TEST(the_stream_barrier_orders_plain_puts_between_processes) {
     dcuda_barrier_on_stream(job.context, job.stream);  // every put of the round has landed
     count_wrong_kernel<<<64, 256, 0, job.stream>>>(job.window, chunk, previous, round, job.wrong);
     dcuda_barrier_on_stream(job.context, job.stream);  // every check is done before the next put
+  }
+  DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
+}
+
+// Every process reads every process's window with gets on its stream, after a stream barrier:
+// each byte as its owner's kernel wrote it in that round.
+DCUDA_TEST(stream_ordered_gets_read_every_processs_window_on_the_node) {
+  gpu_test::require_gpu();
+  const char* forced = std::getenv("DCUDA_FORCE_NETWORK");
+  const char* emulated = std::getenv("DCUDA_EMULATE_NODES");
+  if ((forced != nullptr && std::string(forced) == "1") ||
+      (emulated != nullptr && std::atoi(emulated) > 1)) {
+    throw dcuda_test::skip{
+        "a stream get reads the processes of one node; this run reaches the other processes "
+        "through the network (the refusal is the stream_get_through_network fault job)"};
+  }
+  constexpr std::uint64_t chunk = 1 << 16;
+  stream_job job(chunk);
+  const int me = process_index();
+  const int processes = process_count();
+  gpu_test::device_buffer<unsigned char> copied(chunk);
+  for (int round = 0; round < 4; ++round) {
+    fill_kernel<<<64, 256, 0, job.stream>>>(job.window + chunk, chunk, me, round);
+    dcuda_barrier_on_stream(job.context, job.stream);  // every window written
+    for (int p = 0; p < processes; ++p) {
+      dcuda_get_on_stream(job.context, job.win, job.rank_starts[static_cast<std::size_t>(p)] + 1,
+                          chunk, chunk, copied.data, job.stream);
+      count_wrong_kernel<<<64, 256, 0, job.stream>>>(copied.data, chunk, p, round, job.wrong);
+    }
+    dcuda_barrier_on_stream(job.context, job.stream);  // every get done before the next writes
   }
   DCUDA_CHECK_EQ(job.wrong_bytes(), 0);
 }

@@ -43,11 +43,8 @@ __device__ inline dcuda_gptr dcuda_gptr_add(dcuda_state& gst, dcuda_gptr p, std:
 
 // (any thread). Whether the bytes `p` names are the caller's own (its part of the window).
 __device__ inline bool dcuda_gptr_is_local(dcuda_state& gst, dcuda_gptr p) {
-  using namespace dcuda;
-  if (!device::holds_window(gst, p.window)) return false;
-  const dcuda_comm comm = device::window_comm(gst, protocol::window_slot(p.window));
-  return p.unit >= 0 && p.unit < device::comm_size(gst, comm) &&
-         device::world_rank_of(gst, comm, p.unit) == gst.world_rank;
+  const dcuda::device::gptr_destination to = dcuda::device::find_gptr_destination(gst, p);
+  return to.found && to.world_rank == gst.world_rank;
 }
 
 // (any thread). The address at which the caller's threads may load and store the byte `p`
@@ -57,13 +54,10 @@ __device__ inline bool dcuda_gptr_is_local(dcuda_state& gst, dcuda_gptr p) {
 // order nothing: a notification or a barrier does.
 __device__ inline void* dcuda_gptr_address(dcuda_state& gst, dcuda_gptr p) {
   using namespace dcuda;
-  if (!device::holds_window(gst, p.window)) return nullptr;
-  const int slot = protocol::window_slot(p.window);
-  const dcuda_comm comm = device::window_comm(gst, slot);
-  if (p.unit < 0 || p.unit >= device::comm_size(gst, comm)) return nullptr;
-  const int target = device::world_rank_of(gst, comm, p.unit);
-  const protocol::window_entry entry = device::window_of(gst, slot, target);
-  const protocol::route path = device::route_to(gst, target).path;
+  const device::gptr_destination to = device::find_gptr_destination(gst, p);
+  if (!to.found) return nullptr;
+  const protocol::window_entry entry = device::window_of(gst, to.slot, to.world_rank);
+  const protocol::route path = device::route_to(gst, to.world_rank).path;
   if (entry.generation != protocol::window_generation(p.window) || p.offset >= entry.size ||
       (path != protocol::route::local && path != protocol::route::peer)) {
     return nullptr;

@@ -15,6 +15,7 @@
 
 #include "dcuda/detail/device/heap_blocks.cuh"
 #include "dcuda/detail/device/rank_entry.cuh"
+#include "dcuda/detail/device/window_allocation.cuh"
 #include "dcuda/device/handles.cuh"
 #include "dcuda/device/state.cuh"
 #include "dcuda/device/window.cuh"
@@ -54,26 +55,10 @@ __device__ inline void dcuda_free(dcuda_state& gst, dcuda_gptr p) {
 __device__ inline void dcuda_win_allocate(dcuda_state& gst, dcuda_comm comm, int size, void** base,
                                           dcuda_win* win) {
   using namespace dcuda;
-  __shared__ char* part_of_rank;  // thread 0's block, read by every thread after the entry
   constexpr protocol::call call = protocol::call::win_allocate;
-  if (threadIdx.x == 0) {
-    if (size < 0) {
-      device::fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
-    }
-    part_of_rank = device::own_heap_segment(gst) +
-                   device::heap_allocate(gst, call, static_cast<std::uint64_t>(size));
+  if (threadIdx.x == 0 && size < 0) {
+    device::fail(gst.ctx, gst.world_rank, call, protocol::error_code::negative_size, size);
   }
-  device::enter_rank_call(gst.ctx, call);
-  char* part = part_of_rank;
-  __syncthreads();  // `part_of_rank` free for the next call
-  dcuda_win_create(gst, comm, part, size, win);
-  if (threadIdx.x == 0) {
-    if (*win == DCUDA_WIN_NONE) {
-      device::heap_release_offset(gst, call, dcuda_gptr{gst.world_rank, DCUDA_WIN_HEAP, 0},
-                                  static_cast<std::uint64_t>(part - device::own_heap_segment(gst)));
-    } else {
-      gst.allocated_windows |= 1u << protocol::window_slot(*win);
-    }
-  }
-  *base = *win == DCUDA_WIN_NONE ? nullptr : part;
+  device::allocate_window(gst, call, comm, static_cast<std::uint64_t>(size < 0 ? 0 : size), base,
+                          win);
 }

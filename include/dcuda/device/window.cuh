@@ -64,14 +64,9 @@ __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
   device::enter_rank_call(gst.ctx, protocol::call::win_free);
   const int slot = device::checked_window_slot(gst, protocol::call::win_free, win);
   if (slot == protocol::heap_slot) {
-    device::fail(gst.ctx, gst.world_rank, protocol::call::win_free,
-                 protocol::error_code::bad_heap_free, gst.world_rank, win, 0,
-                 static_cast<std::int64_t>(protocol::heap_free_refusal::heap_window_free));
+    device::refuse_heap_free(gst, protocol::call::win_free, dcuda_gptr{gst.world_rank, win, 0},
+                             protocol::heap_free_refusal::heap_window_free);
   }
-  // Thread 0: the caller's part of a window dcuda_win_allocate made, read while its entry is
-  // still there.
-  const bool allocated = threadIdx.x == 0 && ((gst.allocated_windows >> slot) & 1u) != 0u;
-  const std::uint64_t part = allocated ? device::window_of(gst, slot, gst.world_rank).base : 0;
   // After this barrier no rank is inside a put to this window (device-local and peer puts
   // complete before they return; across processes the collective waits for what the network
   // still carries), so the entry can be cleared.
@@ -87,11 +82,8 @@ __device__ inline void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
     gst.ring_windows &= ~(1u << slot);
     if (protocol::window_slot(gst.cached_window) == slot) gst.cached_window = DCUDA_WIN_NONE;
     if (protocol::window_slot(gst.access_window) == slot) device::empty_access_cache(gst);
-    if (allocated) {
-      gst.allocated_windows &= ~(1u << slot);
-      const auto offset = part - reinterpret_cast<std::uint64_t>(device::own_heap_segment(gst));
-      device::heap_release_offset(gst, protocol::call::win_free,
-                                  dcuda_gptr{gst.world_rank, win, offset}, offset);
+    if (((gst.allocated_windows >> slot) & 1u) != 0u) {
+      device::release_allocated_part(gst, protocol::call::win_free, slot, win);
     }
   }
   __syncthreads();

@@ -41,6 +41,22 @@ __device__ inline global_target checked_global_target(const dcuda_state& gst, pr
   return {target, entry};
 }
 
+// Where a global pointer leads, found without a complaint (dcuda_gptr_is_local,
+// dcuda_gptr_address): `found` once the window is one the caller holds and the unit a rank of its
+// communicator.
+struct gptr_destination {
+  bool found;
+  int slot;
+  int world_rank;
+};
+__device__ inline gptr_destination find_gptr_destination(const dcuda_state& gst, dcuda_gptr p) {
+  if (!holds_window(gst, p.window)) return {false, -1, -1};
+  const int slot = protocol::window_slot(p.window);
+  const dcuda_comm comm = window_comm(gst, slot);
+  if (p.unit < 0 || p.unit >= comm_size(gst, comm)) return {false, slot, -1};
+  return {true, slot, world_rank_of(gst, comm, p.unit)};
+}
+
 // Thread 0, when a get or an atomic misses the access cache (below): the address this GPU reads
 // and writes for `size` bytes at `offset` in rank `rank`'s part of window `win`, after the
 // checks (window, rank, range, a target of this node); the call fails with the precise
@@ -133,9 +149,11 @@ __device__ __noinline__ inline dcuda_gptr checked_gptr_advance(const dcuda_state
   const dcuda_gptr moved = dcuda_gptr_advance(p, bytes, unit_bytes);
   const int slot = protocol::window_slot(p.window);
   const dcuda_comm comm = window_comm(gst, slot);
-  const int last = comm_size(gst, comm) - 1;
-  const int first = moved.unit < p.unit ? (moved.unit < 0 ? 0 : moved.unit) : p.unit + 1;
-  const int end = moved.unit < p.unit ? p.unit - 1 : (moved.unit > last ? last : moved.unit);
+  // Outside the communicator (rank -1 too, where the step overflowed) the pointer names no bytes,
+  // so the sizes of the ranks on the way do not matter.
+  if (moved.unit < 0 || moved.unit >= comm_size(gst, comm)) return moved;
+  const int first = moved.unit < p.unit ? moved.unit : p.unit + 1;
+  const int end = moved.unit < p.unit ? p.unit - 1 : moved.unit;
   for (int unit = first; unit <= end; ++unit) {
     const protocol::window_entry there = window_of(gst, slot, world_rank_of(gst, comm, unit));
     if (there.size != unit_bytes) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "dcuda/detail/device/fail.cuh"
+#include "dcuda/detail/device/window_slots.cuh"
 #include "dcuda/detail/protocol/buddy_heap.h"
 #include "dcuda/detail/protocol/heap_layout.h"
 #include "dcuda/device/state.cuh"
@@ -41,6 +42,14 @@ __device__ inline std::uint64_t heap_allocate(const dcuda_state& gst, protocol::
   return block.offset;
 }
 
+// Stops the run: `call` refused to free `p`, for the reason `why`.
+[[noreturn]] __device__ inline void refuse_heap_free(const dcuda_state& gst, protocol::call call,
+                                                     dcuda_gptr p,
+                                                     protocol::heap_free_refusal why) {
+  fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_heap_free, p.unit, p.window,
+       static_cast<std::int64_t>(p.offset), static_cast<std::int64_t>(why));
+}
+
 // Thread 0: gives the allocation at `offset` of this rank's segment back; `p` names it in the
 // report of a refusal.
 __device__ inline void heap_release_offset(const dcuda_state& gst, protocol::call call,
@@ -58,41 +67,40 @@ __device__ inline void heap_release_offset(const dcuda_state& gst, protocol::cal
           : status == protocol::buddy_status::outside_segment ? heap_free_refusal::outside_segment
                                                               : heap_free_refusal::not_allocated;
   }
-  fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_heap_free, p.unit, p.window,
-       static_cast<std::int64_t>(p.offset), static_cast<std::int64_t>(why));
+  refuse_heap_free(gst, call, p, why);
 }
 
 // Thread 0: dcuda_free's checks (a pointer into this rank's own heap) and the release.
 __device__ inline void heap_release(const dcuda_state& gst, protocol::call call, dcuda_gptr p) {
   if (p.window != protocol::heap_window) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_heap_free, p.unit, p.window,
-         static_cast<std::int64_t>(p.offset),
-         static_cast<std::int64_t>(protocol::heap_free_refusal::not_heap));
+    refuse_heap_free(gst, call, p, protocol::heap_free_refusal::not_heap);
   }
   if (p.unit != gst.world_rank) {
-    fail(gst.ctx, gst.world_rank, call, protocol::error_code::bad_heap_free, p.unit, p.window,
-         static_cast<std::int64_t>(p.offset),
-         static_cast<std::int64_t>(protocol::heap_free_refusal::other_rank));
+    refuse_heap_free(gst, call, p, protocol::heap_free_refusal::other_rank);
   }
   heap_release_offset(gst, call, p, p.offset);
+}
+
+// Thread 0: this rank's part of window `win` (in `slot`), which dcuda_win_allocate made, back to
+// the heap. The window's entry still holds the part's address: whoever ends the window clears
+// only its generation.
+__device__ inline void release_allocated_part(dcuda_state& gst, protocol::call call, int slot,
+                                              dcuda_win win) {
+  const std::uint64_t offset = window_of(gst, slot, gst.world_rank).base -
+                               reinterpret_cast<std::uint64_t>(own_heap_segment(gst));
+  gst.allocated_windows &= ~(1u << slot);
+  heap_release_offset(gst, call, dcuda_gptr{gst.world_rank, win, offset}, offset);
 }
 
 // Thread 0, at dcuda_gpu_finish, after its world barrier: the parts of the windows
 // dcuda_win_allocate made that the run leaves open go back to the heap. The windows end with the
 // run (a later run refuses their handles); the heap outlives it.
 __device__ inline void release_open_allocated_windows(dcuda_state& gst) {
-  for (std::uint32_t open = gst.allocated_windows; open != 0u; open &= open - 1u) {
-    const int slot = __ffs(static_cast<int>(open)) - 1;
-    const protocol::window_entry& own =
-        gst.windows[protocol::window_index(slot, static_cast<std::uint32_t>(gst.world_rank),
-                                           static_cast<std::uint32_t>(gst.world_size))];
-    const auto offset = own.base - reinterpret_cast<std::uint64_t>(gst.heap_segment);
-    heap_release_offset(
-        gst, protocol::call::gpu_finish,
-        dcuda_gptr{gst.world_rank, protocol::encode_window(slot, gst.generation[slot]), offset},
-        offset);
+  while (gst.allocated_windows != 0u) {
+    const int slot = __ffs(static_cast<int>(gst.allocated_windows)) - 1;
+    release_allocated_part(gst, protocol::call::gpu_finish, slot,
+                           protocol::encode_window(slot, gst.generation[slot]));
   }
-  gst.allocated_windows = 0;
 }
 
 }  // namespace dcuda::device

@@ -49,6 +49,13 @@ enum class call : std::uint16_t {
   rank_malloc,
   rank_free,
   win_allocate,
+  array_allocate,  // the distributed arrays (dcuda/device/array.cuh)
+  array_gptr,
+  array_address,
+  array_get,
+  array_put,
+  array_get_range,
+  array_copy,
   count_  // number of entries; keep last
 };
 
@@ -92,7 +99,14 @@ constexpr const char* call_name(call c) {
                                    "dcuda_atomic_swap_thread",
                                    "dcuda_malloc",
                                    "dcuda_free",
-                                   "dcuda_win_allocate"};
+                                   "dcuda_win_allocate",
+                                   "dcuda::array::allocate",
+                                   "dcuda::array::gptr",
+                                   "dcuda::array::address",
+                                   "dcuda::array::get",
+                                   "dcuda::array::put",
+                                   "dcuda::array::get_range",
+                                   "dcuda::copy"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<int>(call::count_));
   const auto i = static_cast<unsigned>(c);
   return i < static_cast<unsigned>(call::count_) ? names[i] : "unknown dcuda call";

@@ -38,6 +38,9 @@ enum class error_code : std::uint16_t {
                                 //         size (0: no heaps)
   bad_heap_free,                // values: the pointer's rank, window and offset, the reason
                                 //         (protocol::heap_free_refusal)
+  bad_distribution,             // values: the distribution's ranks, its block, the communicator's
+                                //         size
+  array_index_outside,          // values: first element, count, the array's size
   count_
 };
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "dcuda/detail/protocol/buddy_heap.h"
 #include "dcuda/detail/protocol/limits.h"
 #include "dcuda/detail/protocol/portability.h"
 #include "dcuda/detail/protocol/window_table.h"
@@ -32,9 +33,9 @@ inline constexpr int heap_max_order = 30;
 // smallest block); 0 for 0 bytes (no heap); -1 beyond 2^heap_max_order bytes.
 DCUDA_HD constexpr int heap_order_for(std::uint64_t bytes) {
   if (bytes == 0) return 0;
-  int order = heap_min_order;
-  while (order <= heap_max_order && (std::uint64_t{1} << order) < bytes) ++order;
-  return order > heap_max_order ? -1 : order;
+  const int order = buddy_order_of(bytes);
+  if (order > heap_max_order) return -1;
+  return order < heap_min_order ? heap_min_order : order;
 }
 
 // Why dcuda_free (or dcuda_win_free on the heap window) refused a pointer: the fourth value of
