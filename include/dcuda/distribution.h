@@ -32,9 +32,8 @@ class distribution {
   }
   // One block per rank, of ceil(size / units) elements (at least one).
   DCUDA_HD static constexpr distribution blocked(std::uint64_t size, int units) {
-    const std::uint64_t per_unit = units > 0 ? (size + static_cast<std::uint64_t>(units) - 1) /
-                                                   static_cast<std::uint64_t>(units)
-                                             : 0;
+    const std::uint64_t per_unit =
+        units > 0 ? ceiling_of(size, static_cast<std::uint64_t>(units)) : 0;
     return distribution(size, units, per_unit > 0 ? per_unit : 1);
   }
   // Blocks of one element: element i on rank i % units.
@@ -60,13 +59,15 @@ class distribution {
   // How many elements rank `unit` holds.
   DCUDA_HD constexpr std::uint64_t local_size(int unit) const {
     if (!valid() || unit < 0 || unit >= units_) return 0;
-    const std::uint64_t blocks = (size_ + block_ - 1) / block_;
+    const std::uint64_t blocks = ceiling_of(size_, block_);
     const auto u = static_cast<std::uint64_t>(unit);
     if (u >= blocks) return 0;
     const std::uint64_t own_blocks = (blocks - 1 - u) / unit_count() + 1;
     const std::uint64_t last = blocks - 1;  // the only block that may be short
-    const bool owns_last = last % unit_count() == u;
-    return own_blocks * block_ - (owns_last ? blocks * block_ - size_ : 0);
+    // The full blocks before the last one, then the last one as it is: no product beyond size_
+    // (blocks * block_ would wrap for blocks near 2^64 elements).
+    return last % unit_count() == u ? (own_blocks - 1) * block_ + (size_ - last * block_)
+                                    : own_blocks * block_;
   }
   // The most elements any rank holds: the size of every rank's part of a team-aligned array.
   // Rank 0 holds the first block of every round, so never fewer than another rank.
@@ -84,6 +85,10 @@ class distribution {
   DCUDA_HD constexpr distribution(std::uint64_t size, int units, std::uint64_t block)
       : size_(size), units_(units), block_(block) {}
   DCUDA_HD constexpr std::uint64_t unit_count() const { return static_cast<std::uint64_t>(units_); }
+  // ceil(a / b) for b > 0, without a + b - 1 (which wraps near 2^64).
+  DCUDA_HD static constexpr std::uint64_t ceiling_of(std::uint64_t a, std::uint64_t b) {
+    return a / b + (a % b != 0 ? 1 : 0);
+  }
 
   std::uint64_t size_;
   int units_;

@@ -94,4 +94,16 @@ DCUDA_TEST(blocked_and_cyclic_are_the_two_ends_of_block_cyclic) {
   std::uint64_t total = 0;
   for (int u = 0; u < 6; ++u) total += large.local_size(u);
   DCUDA_CHECK_EQ(total, std::uint64_t{1} << 40);
+  // Blocks and sizes near 2^64: nothing wraps.
+  constexpr std::uint64_t most = ~std::uint64_t{0};
+  const distribution one_block = distribution::block_cyclic(10, 2, most);
+  DCUDA_CHECK_EQ(one_block.local_size(0), 10u);
+  DCUDA_CHECK_EQ(one_block.local_size(1), 0u);
+  DCUDA_CHECK_EQ(one_block.place_of(5).unit, 0);
+  const distribution widest = distribution::blocked(most, 3);
+  DCUDA_CHECK_EQ(widest.block(), most / 3);
+  DCUDA_CHECK_EQ(widest.local_size(0) + widest.local_size(1) + widest.local_size(2), most);
+  const distribution halves = distribution::block_cyclic(most, 2, std::uint64_t{1} << 63);
+  DCUDA_CHECK_EQ(halves.local_size(0), std::uint64_t{1} << 63);
+  DCUDA_CHECK_EQ(halves.local_size(1), most - (std::uint64_t{1} << 63));
 }

@@ -21,7 +21,7 @@ constexpr std::uint64_t cyclic_size = 777;    // blocks of 10
 constexpr std::uint64_t block = 10;
 constexpr int counter_rounds = 25;
 constexpr std::uint64_t copy_from = 50;
-constexpr std::uint64_t copy_count = 900;
+constexpr std::uint64_t copy_count = 850;  // ends inside the target, before its last block
 constexpr std::uint64_t copy_to = 100;
 
 __host__ __device__ int first_value(std::uint64_t i) {
@@ -66,11 +66,15 @@ __global__ void array_kernel(dcuda_context_handle dcuda) {
   }
   const int last = blocked.get(gst, blocked_size - 1);
   if (threadIdx.x == 0) expect(last == first_value(blocked_size - 1), wrong);
-  // A range across every rank's part, into memory outside the array.
   int* range = data->range + static_cast<std::size_t>(rank) * blocked_size;
-  blocked.get_range(gst, 3, blocked_size - 3, range);
-  for (std::uint64_t i = threadIdx.x; i < blocked_size - 3; i += blockDim.x) {
-    expect(range[i] == first_value(i + 3), wrong);
+  // A range across every rank's part but the ends, into memory outside the array: the bytes
+  // after it stay as they were.
+  constexpr std::uint64_t range_count = blocked_size - 13;
+  for (std::uint64_t i = threadIdx.x; i < blocked_size; i += blockDim.x) range[i] = -7;
+  __syncthreads();
+  blocked.get_range(gst, 3, range_count, range);
+  for (std::uint64_t i = threadIdx.x; i < blocked_size; i += blockDim.x) {
+    expect(range[i] == (i < range_count ? first_value(i + 3) : -7), wrong);
   }
   // Loads through the addresses of the node.
   if (threadIdx.x == 0) {

@@ -44,7 +44,11 @@ class array {
     dcuda_comm_size(gst, comm, &members);
     dcuda_comm_rank(gst, comm, &me);
     if (threadIdx.x == 0) device::check_distribution(gst, call, dealt, members);
-    const std::uint64_t part_bytes = (dealt.largest_local_size() + 1) * sizeof(T);
+    // Beyond any heap (so refused with heap_exhausted) rather than a product that wraps.
+    constexpr std::uint64_t beyond_any_heap = std::uint64_t{1} << 62;
+    const std::uint64_t share = dealt.largest_local_size();
+    const std::uint64_t part_bytes =
+        share < beyond_any_heap / sizeof(T) ? (share + 1) * sizeof(T) : beyond_any_heap;
     void* base = nullptr;
     dcuda_win win = DCUDA_WIN_NONE;
     device::allocate_window(gst, call, comm, part_bytes, &base, &win);
@@ -141,9 +145,11 @@ class array {
 
 // (rank), every rank of `to`'s team: elements [from_first, from_first + count) of `from` into
 // [to_first, to_first + count) of `to`. Each rank fetches the destination elements it holds, a
-// get per run, so the copy moves every byte once and in parallel over the team; on return the
-// caller's elements are in place (a barrier makes all of them visible to every rank). The two
-// ranges must not overlap.
+// get per run, so the copy moves every byte once and in parallel over the team. It synchronises
+// nothing: the source elements must be complete before it (a barrier after the ranks wrote them),
+// and on return only the caller's destination elements are in place (a barrier after the copy
+// makes them all visible, and lets the ranks change the source again). The ranges must not
+// overlap.
 template <typename T>
 __device__ void copy(dcuda_state& gst, const array<T>& from, std::uint64_t from_first,
                      std::uint64_t count, array<T>& to, std::uint64_t to_first) {
@@ -152,6 +158,10 @@ __device__ void copy(dcuda_state& gst, const array<T>& from, std::uint64_t from_
     device::check_array_range(gst, protocol::call::array_copy, to_first, count, to.size());
   }
   const distribution& dealt = to.layout();
+  if (dealt.units() == 1) {  // every element is the caller's, one after another
+    from.get_range(gst, from_first, count, to.local() + to_first);
+    return;
+  }
   const std::uint64_t end = to_first + count;
   // The caller's blocks that meet the destination range, from the first: block k is the
   // caller's where k % units is its rank in the team.
